@@ -1,0 +1,37 @@
+/**
+ * Kinds of frames travelling on rings (the low 8 bits of a frame's tag). Data rows and control
+ * markers share one ring so markers keep their place in the stream (in-band).
+ */
+export const FrameKind = {
+  /** Filler to the end of the data area; never seen by ring users. */
+  PAD: 0,
+  /** A row: `[sourceTime f64][readTime f64][origin f64][msgpack row]`; arg = source partition. */
+  DATA: 1,
+  /** Event-time watermark: `[watermarkMs f64]`. */
+  WATERMARK: 2,
+  /** Epoch barrier: `[epochId f64]`. Aligned at tasks with several inputs. */
+  BARRIER: 3,
+  /** End of stream: the producer will write nothing more. No payload. */
+  END_OF_STREAM: 4,
+  /** processAllAvailable probe: `[flushId f64]`. Counted, not aligned. */
+  FLUSH: 5,
+  /** A row that user code could not handle, sent to the driver: `[msgpack dead letter]`. */
+  DEAD_LETTER: 6,
+} as const;
+
+export type FrameKind = (typeof FrameKind)[keyof typeof FrameKind];
+
+/** Byte size of the fixed metadata that precedes the encoded row in a DATA frame. */
+export const DATA_PREFIX_BYTES = 24;
+/** Float64 offsets of the DATA prefix fields, relative to the payload start / 8. */
+export const DATA_SOURCE_TIME_FIELD = 0;
+export const DATA_READ_TIME_FIELD = 1;
+export const DATA_ORIGIN_FIELD = 2;
+
+/** Byte size of a marker payload (one Float64). */
+export const MARKER_PAYLOAD_BYTES = 8;
+
+export function frameKindName(kind: number): string {
+  for (const [name, value] of Object.entries(FrameKind)) if (value === kind) return name;
+  return `UNKNOWN(${kind})`;
+}
