@@ -57,10 +57,10 @@ const brand = Symbol.for('millrace.error');
  */
 export class MillraceError extends Error implements ErrorLocation {
   readonly code: string;
-  operator?: ErrorLocation['operator'];
-  stage?: number;
-  partition?: number;
-  sourceOffset?: ErrorLocation['sourceOffset'];
+  declare operator?: ErrorLocation['operator'];
+  declare stage?: number;
+  declare partition?: number;
+  declare sourceOffset?: ErrorLocation['sourceOffset'];
 
   constructor(code: ErrorCode | string, message: string, options?: { cause?: unknown } & ErrorLocation) {
     super(message, options?.cause === undefined ? undefined : { cause: options.cause });

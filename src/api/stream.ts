@@ -1,0 +1,126 @@
+import type { SinkSpec } from '../connectors/spec.js';
+import { invalidArgument } from '../errors.js';
+import type { KeySpec, LogicalNode } from '../plan/nodes.js';
+import { type ColumnExpr, checkExpr } from './expressions.js';
+import { StreamWriter } from './writer.js';
+
+/** Options every operator accepts. */
+export interface OperatorOptions {
+  /** A label for plans and error messages, e.g. `'enrich'`. */
+  name?: string;
+}
+
+/**
+ * An unbounded stream of rows of type `T`. Immutable: every method returns a new Stream and leaves
+ * this one as it was, so a stream can be the start of several branches.
+ *
+ * @example
+ * job.readStream(sources.memory<Payment>({ name: 'payments' }))
+ *   .filter((p) => p.amount > 0)
+ *   .withColumn('cents', (p) => Math.round(p.amount * 100))
+ *   .writeStream(sinks.memory({ name: 'out' }));
+ */
+export class Stream<T = any> {
+  /** @internal */
+  constructor(readonly node: LogicalNode) {
+    Object.freeze(this);
+  }
+
+  /** One output row per input row. */
+  map<U>(fn: (row: T) => U, options: OperatorOptions = {}): Stream<U> {
+    checkFn('map', fn);
+    return new Stream<U>(Object.freeze({ kind: 'map', input: this.node, fn, label: label(options) }));
+  }
+
+  /** Keeps the rows for which `fn` returns a truthy value. */
+  filter(fn: (row: T) => unknown, options: OperatorOptions = {}): Stream<T> {
+    checkFn('filter', fn);
+    return new Stream<T>(Object.freeze({ kind: 'filter', input: this.node, fn, label: label(options) }));
+  }
+
+  /** Zero or more output rows per input row (`fn` returns an iterable, or null/undefined for none). */
+  flatMap<U>(fn: (row: T) => Iterable<U> | null | undefined, options: OperatorOptions = {}): Stream<U> {
+    checkFn('flatMap', fn);
+    return new Stream<U>(Object.freeze({ kind: 'flatMap', input: this.node, fn, label: label(options) }));
+  }
+
+  /**
+   * Projects plain-object rows: `select('cardId', 'amount')` keeps those columns;
+   * `select({ card: 'cardId', cents: (p) => p.amount * 100 })` names each output column.
+   */
+  select(...columns: string[]): Stream<any>;
+  select(columns: Record<string, ColumnExpr<T>>): Stream<any>;
+  select(...args: unknown[]): Stream<any> {
+    let columns: { name: string; expr: ColumnExpr }[];
+    if (args.length === 1 && typeof args[0] === 'object' && args[0] !== null && !isExprObject(args[0])) {
+      columns = Object.entries(args[0] as Record<string, unknown>).map(([name, expr]) => {
+        checkExpr(expr, `select({ ${name} })`);
+        return { name, expr };
+      });
+    } else {
+      columns = args.map((c, i) => {
+        if (typeof c !== 'string') throw invalidArgument(`select: argument ${i + 1} must be a column name`);
+        return { name: c, expr: c };
+      });
+    }
+    if (columns.length === 0) throw invalidArgument('select: name at least one column');
+    const frozen = Object.freeze(columns.map((c) => Object.freeze(c)));
+    return new Stream(Object.freeze({ kind: 'select', input: this.node, columns: frozen, label: undefined }));
+  }
+
+  /** Adds (or replaces) one column computed from the row. */
+  withColumn(name: string, expr: ColumnExpr<T>): Stream<any> {
+    if (typeof name !== 'string' || name === '')
+      throw invalidArgument('withColumn: the column name must be a non-empty string');
+    checkExpr(expr, `withColumn('${name}')`);
+    return new Stream(
+      Object.freeze({ kind: 'withColumn', input: this.node, column: name, expr, label: undefined }),
+    );
+  }
+
+  /**
+   * Redistributes rows by a stable hash of `key` over `partitions` tasks of the next stage (a thread
+   * hop). Rows with equal keys go to the same partition, in the order they arrived from each input.
+   */
+  repartition(key: KeySpec, partitions?: number): Stream<T> {
+    checkKey('repartition', key);
+    if (partitions !== undefined && (!Number.isInteger(partitions) || partitions < 1)) {
+      throw invalidArgument(
+        `repartition: partitions must be a positive integer, got ${JSON.stringify(partitions)}`,
+      );
+    }
+    const frozenKey = Array.isArray(key) ? Object.freeze([...key]) : key;
+    return new Stream<T>(
+      Object.freeze({ kind: 'repartition', input: this.node, key: frozenKey, partitions, label: undefined }),
+    );
+  }
+
+  /** Starts describing where the rows go. */
+  writeStream(sink: SinkSpec): StreamWriter {
+    return StreamWriter.create(this.node, sink);
+  }
+}
+
+function label(options: OperatorOptions): string | undefined {
+  if (options.name !== undefined && typeof options.name !== 'string')
+    throw invalidArgument('name must be a string');
+  return options.name;
+}
+
+function checkFn(op: string, fn: unknown): void {
+  if (typeof fn !== 'function') throw invalidArgument(`${op}: expected a function, got ${typeof fn}`);
+}
+
+function isExprObject(v: object): boolean {
+  const k = (v as { kind?: unknown }).kind;
+  return k === 'lit' || k === 'udf';
+}
+
+export function checkKey(op: string, key: unknown): asserts key is KeySpec {
+  if (typeof key === 'string' && key !== '') return;
+  if (typeof key === 'function') return;
+  if (Array.isArray(key) && key.length > 0 && key.every((k) => typeof k === 'string' && k !== '')) return;
+  throw invalidArgument(
+    `${op}: the key must be a column name, a non-empty array of column names, or a function of the row`,
+  );
+}

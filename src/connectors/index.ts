@@ -1,0 +1,27 @@
+import { consoleSink } from './console/sink.js';
+import { foreachSink } from './foreach/sink.js';
+import { generatorSource } from './generator/source.js';
+import { memorySink } from './memory/sink.js';
+import { memorySource } from './memory/source.js';
+import { rateSource } from './rate/source.js';
+
+/** The list of sources. Each is a function returning a frozen spec. */
+export const sources = Object.freeze({
+  memory: memorySource,
+  rate: rateSource,
+  generator: generatorSource,
+});
+
+/** The list of sinks. */
+export const sinks = Object.freeze({
+  memory: memorySink,
+  console: consoleSink,
+  foreach: foreachSink,
+});
+
+export type { ConsoleSinkOptions } from './console/sink.js';
+export type { GeneratorSourceOptions } from './generator/source.js';
+export type { MemorySinkOptions } from './memory/sink.js';
+export type { MemorySourceOptions } from './memory/source.js';
+export type { RateRow, RateSourceOptions } from './rate/source.js';
+export type { ForeachWriter, SinkSpec, SourceSpec } from './spec.js';

@@ -1,0 +1,43 @@
+/**
+ * Millrace: low-latency stream processing for Node.js.
+ *
+ * A query is defined in a job module (`export default defineJob((job) => ...)`) and started with
+ * `startQuery(url)` or `millrace run <job>`. See docs/api.md.
+ */
+export { type ColumnExpr, lit, type ScalarUdf, udf } from './api/expressions.js';
+export { defineJob, JobContext, type JobModule, type JobParams } from './api/job.js';
+export type { OutputMode } from './api/output-mode.js';
+export type { BadRecordPolicy, QueryOptions, QueryOptionsInput } from './api/query-options.js';
+export { type OperatorOptions, Stream } from './api/stream.js';
+export { type RealTimeTrigger, Trigger, type TriggerSpec } from './api/trigger.js';
+export { type QueryDefinition, StreamWriter } from './api/writer.js';
+export * from './connectors/index.js';
+export { ErrorCode, MillraceError, type SerializedError } from './errors.js';
+export type { LatencyKind, LatencyQuantiles, LatencySummary } from './metrics/latency.js';
+export {
+  type QueryIdleEvent,
+  type QueryStartedEvent,
+  type QueryTerminatedEvent,
+  type StreamingQueryListener,
+  streams,
+} from './metrics/listeners.js';
+export type {
+  SinkProgress,
+  SourceProgress,
+  StateOperatorProgress,
+  StreamingQueryProgress,
+} from './metrics/progress.js';
+export type { KeySpec } from './plan/nodes.js';
+export type { SinkEpoch } from './runtime/driver/sink-store.js';
+export { type StartOptions, startQuery } from './runtime/driver/start-query.js';
+export {
+  type MemorySinkHandle,
+  type MemorySourceHandle,
+  type QueryState,
+  type QueryStatus,
+  StreamingQuery,
+} from './runtime/driver/streaming-query.js';
+export type { JobLocation } from './runtime/job-loader.js';
+export type { DeadLetter } from './runtime/messages.js';
+export { ManualClock } from './runtime/time/clock.js';
+export { type Duration, parseDuration } from './util/duration.js';

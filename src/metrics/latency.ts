@@ -1,0 +1,152 @@
+import * as hdr from 'hdr-histogram-js';
+
+/**
+ * Latency histograms. Every worker records into HDR histograms (WebAssembly build: ≈ 34 ns a value)
+ * in microseconds; at each progress interval it ships them to the driver compressed, resets, and
+ * the driver merges. Percentiles are computed on the driver, off the record path.
+ *
+ * - e2e: sink emit − the row's source time (Kafka timestamp, or a generated row's scheduled time);
+ * - processing: sink emit − the moment the row left the source reader;
+ * - sourceQueuing: source read − source time.
+ */
+export const LATENCY_KINDS = ['e2e', 'processing', 'sourceQueuing'] as const;
+export type LatencyKind = (typeof LATENCY_KINDS)[number];
+
+/** Percentiles in milliseconds (same keys everywhere). */
+export interface LatencyQuantiles {
+  p50: number;
+  p90: number;
+  p99: number;
+  p999: number;
+  max: number;
+}
+
+/** The long form, for benchmarks and the end-of-run summary. */
+export interface LatencySummary extends LatencyQuantiles {
+  p9999: number;
+  count: number;
+  mean: number;
+}
+
+export type EncodedLatency = Record<LatencyKind, string>;
+
+const HISTOGRAM_OPTIONS = { lowestDiscernibleValue: 1, numberOfSignificantValueDigits: 3 } as const;
+
+let wasmReady: Promise<void> | undefined;
+
+/** Loads the WebAssembly histogram implementation once per thread. */
+export function initHistograms(): Promise<void> {
+  wasmReady ??= hdr.initWebAssembly();
+  return wasmReady;
+}
+
+/** Records latencies in one worker thread. Call {@link initHistograms} first. */
+export class LatencyRecorder {
+  private readonly e2e = hdr.build({ ...HISTOGRAM_OPTIONS, useWebAssembly: true });
+  private readonly processing = hdr.build({ ...HISTOGRAM_OPTIONS, useWebAssembly: true });
+  private readonly queuing = hdr.build({ ...HISTOGRAM_OPTIONS, useWebAssembly: true });
+
+  /** Hot path: three integer records, no allocation. Times in ms, recorded in µs. */
+  record(sourceTime: number, readTime: number, now: number): void {
+    this.e2e.recordValue(toMicros(now - sourceTime));
+    this.processing.recordValue(toMicros(now - readTime));
+    this.queuing.recordValue(toMicros(readTime - sourceTime));
+  }
+
+  get count(): number {
+    return this.e2e.totalCount;
+  }
+
+  /** Compresses what was recorded since the last drain and starts afresh. */
+  drain(): EncodedLatency {
+    const out = {
+      e2e: hdr.encodeIntoCompressedBase64(this.e2e),
+      processing: hdr.encodeIntoCompressedBase64(this.processing),
+      sourceQueuing: hdr.encodeIntoCompressedBase64(this.queuing),
+    };
+    this.e2e.reset();
+    this.processing.reset();
+    this.queuing.reset();
+    return out;
+  }
+
+  destroy(): void {
+    this.e2e.destroy();
+    this.processing.destroy();
+    this.queuing.destroy();
+  }
+}
+
+function toMicros(ms: number): number {
+  const us = Math.round(ms * 1000);
+  return Math.max(us, 0);
+}
+
+/** Merges workers' histograms on the driver: one set per progress interval, one for the whole run. */
+export class LatencyAggregator {
+  private interval = emptySet();
+  private total = emptySet();
+
+  add(encoded: EncodedLatency): void {
+    for (const kind of LATENCY_KINDS) {
+      const h = hdr.decodeFromCompressedBase64(encoded[kind], 32, false);
+      this.interval[kind].add(h);
+      this.total[kind].add(h);
+    }
+  }
+
+  /** Quantiles of the interval since the last call, then starts a new interval. */
+  takeInterval(): Record<LatencyKind, LatencyQuantiles> {
+    const out = {
+      e2e: quantiles(this.interval.e2e),
+      processing: quantiles(this.interval.processing),
+      sourceQueuing: quantiles(this.interval.sourceQueuing),
+    };
+    this.interval = emptySet();
+    return out;
+  }
+
+  /** Summary of the whole run so far. */
+  summary(): Record<LatencyKind, LatencySummary> {
+    return {
+      e2e: summarize(this.total.e2e),
+      processing: summarize(this.total.processing),
+      sourceQueuing: summarize(this.total.sourceQueuing),
+    };
+  }
+
+  /** The whole run's e2e histogram (for percentile-distribution files and plots). */
+  e2eHistogram(): hdr.Histogram {
+    return this.total.e2e;
+  }
+}
+
+function emptySet(): Record<LatencyKind, hdr.Histogram> {
+  return {
+    e2e: hdr.build(HISTOGRAM_OPTIONS),
+    processing: hdr.build(HISTOGRAM_OPTIONS),
+    sourceQueuing: hdr.build(HISTOGRAM_OPTIONS),
+  };
+}
+
+const ms = (us: number): number => Math.round(us) / 1000;
+
+export function quantiles(h: hdr.Histogram): LatencyQuantiles {
+  if (h.totalCount === 0) return { p50: 0, p90: 0, p99: 0, p999: 0, max: 0 };
+  return {
+    p50: ms(h.getValueAtPercentile(50)),
+    p90: ms(h.getValueAtPercentile(90)),
+    p99: ms(h.getValueAtPercentile(99)),
+    p999: ms(h.getValueAtPercentile(99.9)),
+    max: ms(h.maxValue),
+  };
+}
+
+export function summarize(h: hdr.Histogram): LatencySummary {
+  return {
+    ...quantiles(h),
+    p9999: h.totalCount === 0 ? 0 : ms(h.getValueAtPercentile(99.99)),
+    count: h.totalCount,
+    mean: h.totalCount === 0 ? 0 : ms(h.mean),
+  };
+}

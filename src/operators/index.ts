@@ -1,0 +1,43 @@
+import type { PlannedOperator } from '../plan/analyze.js';
+import type { NodeKind } from '../plan/nodes.js';
+import type { OperatorContext, RowSink } from './contract.js';
+import { FilterOperator } from './filter.js';
+import { FlatMapOperator } from './flat-map.js';
+import { MapOperator } from './map.js';
+import { SelectOperator } from './select.js';
+import { WithColumnOperator } from './with-column.js';
+
+type Factory = (op: PlannedOperator<any>, next: RowSink, ctx: OperatorContext) => RowSink;
+
+const notInChain =
+  (why: string): Factory =>
+  (op) => {
+    throw new Error(`internal: ${op.node.kind}#${op.id} cannot be chained (${why})`);
+  };
+
+/** How each node kind becomes a chained operator. A new kind does not compile until listed. */
+const FACTORIES: Record<NodeKind, Factory> = {
+  source: notInChain('sources feed a stage'),
+  repartition: notInChain('shuffles end a stage'),
+  map: (op, next, ctx) => new MapOperator(op, next, ctx),
+  filter: (op, next, ctx) => new FilterOperator(op, next, ctx),
+  flatMap: (op, next, ctx) => new FlatMapOperator(op, next, ctx),
+  select: (op, next, ctx) => new SelectOperator(op, next, ctx),
+  withColumn: (op, next, ctx) => new WithColumnOperator(op, next, ctx),
+};
+
+/** Fuses a stage's operators into one chain ending at `output`; returns its head. */
+export function buildChain(
+  chain: readonly PlannedOperator[],
+  output: RowSink,
+  ctx: OperatorContext,
+): RowSink {
+  let next = output;
+  for (let i = chain.length - 1; i >= 0; i--) {
+    const op = chain[i]!;
+    next = FACTORIES[op.node.kind](op, next, ctx);
+  }
+  return next;
+}
+
+export type { OperatorContext, RowSink } from './contract.js';

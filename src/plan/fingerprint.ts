@@ -1,0 +1,45 @@
+import { createHash } from 'node:crypto';
+import { describeExpr } from '../api/expressions.js';
+import type { AnalyzedPlan } from './analyze.js';
+import type { LogicalNode, NodeKind } from './nodes.js';
+import { describeKey } from './physical.js';
+
+/** What identifies each node kind's shape. A new kind does not compile until it is listed. */
+const SHAPE: Record<NodeKind, (node: any, withCode: boolean) => unknown> = {
+  source: (n: Extract<LogicalNode, { kind: 'source' }>) => [
+    n.source.kind,
+    n.source.name,
+    n.source.partitions,
+  ],
+  map: (n, code) => code && String(n.fn),
+  filter: (n, code) => code && String(n.fn),
+  flatMap: (n, code) => code && String(n.fn),
+  select: (n: Extract<LogicalNode, { kind: 'select' }>, code) =>
+    n.columns.map((c) => [c.name, code ? describeExpr(c.expr) + String(c.expr) : typeof c.expr]),
+  withColumn: (n: Extract<LogicalNode, { kind: 'withColumn' }>, code) => [
+    n.column,
+    code ? String(n.expr) : typeof n.expr,
+  ],
+  repartition: (n: Extract<LogicalNode, { kind: 'repartition' }>, code) => [
+    describeKey(n.key),
+    n.partitions,
+    code && String(n.key),
+  ],
+};
+
+/**
+ * A hash of the plan's shape. With `withCode`, user function text is included too: the driver uses
+ * that form to check that every worker built exactly the same plan from the job module.
+ */
+export function planFingerprint(plan: AnalyzedPlan, withCode: boolean): string {
+  const parts = plan.operators.map((op) => [
+    op.id,
+    op.node.kind,
+    op.inputs,
+    op.node.label,
+    SHAPE[op.node.kind](op.node, withCode),
+  ]);
+  const d = plan.definition;
+  parts.push(['sink', d.sink.kind, d.outputMode]);
+  return createHash('sha256').update(JSON.stringify(parts)).digest('hex').slice(0, 32);
+}

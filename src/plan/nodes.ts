@@ -1,0 +1,78 @@
+import type { ColumnExpr } from '../api/expressions.js';
+import type { SourceSpec } from '../connectors/spec.js';
+
+/**
+ * Frozen logical plan nodes, tagged by `kind`. Builders create them; passes (analysis, physical
+ * planning, operator factories, explain) switch on `kind` through `Record<NodeKind, ...>` tables,
+ * so a new kind does not compile until every pass handles it.
+ */
+export type LogicalNode =
+  | SourceNode
+  | MapNode
+  | FilterNode
+  | FlatMapNode
+  | SelectNode
+  | WithColumnNode
+  | RepartitionNode;
+
+export type NodeKind = LogicalNode['kind'];
+
+/** Extracts the node type of a kind. */
+export type NodeOf<K extends NodeKind> = Extract<LogicalNode, { kind: K }>;
+
+/** A key: a column name, several column names, or a function of the row. */
+export type KeySpec = string | readonly string[] | ((row: any) => unknown);
+
+interface Labelled {
+  /** Optional label shown in plans and errors. */
+  readonly label: string | undefined;
+}
+
+export interface SourceNode extends Labelled {
+  readonly kind: 'source';
+  readonly source: SourceSpec;
+}
+
+export interface MapNode extends Labelled {
+  readonly kind: 'map';
+  readonly input: LogicalNode;
+  readonly fn: (row: any) => unknown;
+}
+
+export interface FilterNode extends Labelled {
+  readonly kind: 'filter';
+  readonly input: LogicalNode;
+  readonly fn: (row: any) => unknown;
+}
+
+export interface FlatMapNode extends Labelled {
+  readonly kind: 'flatMap';
+  readonly input: LogicalNode;
+  readonly fn: (row: any) => Iterable<unknown> | null | undefined;
+}
+
+export interface SelectNode extends Labelled {
+  readonly kind: 'select';
+  readonly input: LogicalNode;
+  readonly columns: readonly { readonly name: string; readonly expr: ColumnExpr }[];
+}
+
+export interface WithColumnNode extends Labelled {
+  readonly kind: 'withColumn';
+  readonly input: LogicalNode;
+  readonly column: string;
+  readonly expr: ColumnExpr;
+}
+
+export interface RepartitionNode extends Labelled {
+  readonly kind: 'repartition';
+  readonly input: LogicalNode;
+  readonly key: KeySpec;
+  /** Partitions of the next stage; the query's shufflePartitions when undefined. */
+  readonly partitions: number | undefined;
+}
+
+/** The inputs of a node, in order. */
+export function nodeInputs(node: LogicalNode): readonly LogicalNode[] {
+  return node.kind === 'source' ? [] : [node.input];
+}

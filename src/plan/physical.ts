@@ -1,0 +1,161 @@
+import { type AnalyzedPlan, describeOperator, type PlannedOperator, type PlannedSource } from './analyze.js';
+import type { KeySpec, NodeKind } from './nodes.js';
+
+export type StageInput =
+  | { readonly kind: 'source'; readonly source: PlannedSource }
+  | { readonly kind: 'shuffle'; readonly fromStage: number };
+
+export type StageOutput =
+  | {
+      readonly kind: 'shuffle';
+      readonly toStage: number;
+      readonly key: KeySpec;
+      /** The repartition operator that asked for the shuffle (named in errors from the key function). */
+      readonly operator: PlannedOperator<'repartition'>;
+    }
+  | { readonly kind: 'sink' };
+
+/**
+ * A stage: what one task per partition runs. Stateless operators between two shuffles are fused
+ * into the stage's chain — a row goes through all of them in one call, with no queue in between.
+ */
+export interface StagePlan {
+  readonly id: number;
+  readonly partitions: number;
+  readonly inputs: readonly StageInput[];
+  readonly chain: readonly PlannedOperator[];
+  readonly output: StageOutput;
+}
+
+/** One (stage, partition): the unit that runs on a worker for the life of the query. */
+export interface TaskRef {
+  /** Global index, stable for the plan: stages in order, partitions in order. */
+  readonly index: number;
+  readonly stage: number;
+  readonly partition: number;
+}
+
+export interface PhysicalPlan {
+  readonly stages: readonly StagePlan[];
+  readonly tasks: readonly TaskRef[];
+  readonly sinkStage: number;
+}
+
+/** Settings the physical plan depends on, resolved by the driver and passed to every worker. */
+export interface PhysicalSettings {
+  readonly defaultShufflePartitions: number;
+}
+
+interface MutableStage {
+  id: number;
+  partitions: number;
+  inputs: StageInput[];
+  chain: PlannedOperator[];
+  output: StageOutput | undefined;
+}
+
+/** How each node kind shapes stages. A new node kind does not compile until it is listed here. */
+const PLACEMENT: Record<NodeKind, 'source' | 'chain' | 'shuffle'> = {
+  source: 'source',
+  map: 'chain',
+  filter: 'chain',
+  flatMap: 'chain',
+  select: 'chain',
+  withColumn: 'chain',
+  repartition: 'shuffle',
+};
+
+/**
+ * Splits the plan into stages at shuffles. Deterministic: the driver and the workers compute the
+ * same stages from the same plan and settings.
+ */
+export function planPhysical(plan: AnalyzedPlan, settings: PhysicalSettings): PhysicalPlan {
+  const stages: MutableStage[] = [];
+  const stageOf = new Map<number, MutableStage>();
+  const place = (opId: number): MutableStage => {
+    const known = stageOf.get(opId);
+    if (known) return known;
+    const op = plan.operators[opId]!;
+    let stage: MutableStage;
+    switch (PLACEMENT[op.node.kind]) {
+      case 'source': {
+        const source = plan.sources.find((s) => s.operatorId === op.id)!;
+        stage = newStage(stages, source.spec.partitions, [{ kind: 'source', source }]);
+        break;
+      }
+      case 'chain':
+        stage = place(op.inputs[0]!);
+        stage.chain.push(op);
+        break;
+      case 'shuffle': {
+        const upstream = place(op.inputs[0]!);
+        const node = (op as PlannedOperator<'repartition'>).node;
+        stage = newStage(stages, node.partitions ?? settings.defaultShufflePartitions, [
+          { kind: 'shuffle', fromStage: upstream.id },
+        ]);
+        upstream.output = {
+          kind: 'shuffle',
+          toStage: stage.id,
+          key: node.key,
+          operator: op as PlannedOperator<'repartition'>,
+        };
+        break;
+      }
+    }
+    stageOf.set(opId, stage);
+    return stage;
+  };
+  const sinkStage = place(plan.rootId);
+  sinkStage.output = { kind: 'sink' };
+  const frozen = stages.map((s) =>
+    Object.freeze({
+      id: s.id,
+      partitions: s.partitions,
+      inputs: Object.freeze(s.inputs),
+      chain: Object.freeze(s.chain),
+      output: s.output!,
+    }),
+  );
+  const tasks: TaskRef[] = [];
+  for (const s of frozen) {
+    for (let p = 0; p < s.partitions; p++)
+      tasks.push(Object.freeze({ index: tasks.length, stage: s.id, partition: p }));
+  }
+  return Object.freeze({
+    stages: Object.freeze(frozen),
+    tasks: Object.freeze(tasks),
+    sinkStage: sinkStage.id,
+  });
+}
+
+function newStage(stages: MutableStage[], partitions: number, inputs: StageInput[]): MutableStage {
+  const s: MutableStage = { id: stages.length, partitions, inputs, chain: [], output: undefined };
+  stages.push(s);
+  return s;
+}
+
+/** Text form of the physical plan (`q.explain()`). */
+export function explain(plan: AnalyzedPlan, physical: PhysicalPlan): string {
+  const lines: string[] = [];
+  for (const s of physical.stages) {
+    const inputs = s.inputs
+      .map((i) =>
+        i.kind === 'source' ? `source ${i.source.spec.description}` : `shuffle from stage ${i.fromStage}`,
+      )
+      .join(' + ');
+    lines.push(`Stage ${s.id} (${s.partitions} partition${s.partitions === 1 ? '' : 's'}) <- ${inputs}`);
+    for (const op of s.chain) lines.push(`  ${describeOperator(op)}`);
+    if (s.output.kind === 'shuffle') {
+      lines.push(`  -> hash shuffle by ${describeKey(s.output.key)} to stage ${s.output.toStage}`);
+    } else {
+      lines.push(`  -> sink ${plan.definition.sink.description} (${plan.definition.outputMode})`);
+    }
+  }
+  return lines.join('\n');
+}
+
+export function describeKey(key: KeySpec): string {
+  if (typeof key === 'string') return key;
+  if (typeof key === 'function') return key.name ? `${key.name}(row)` : '<function>';
+  return `(${key.join(', ')})`;
+}

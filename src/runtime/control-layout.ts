@@ -1,0 +1,20 @@
+/**
+ * The driver's control block: one small SharedArrayBuffer every worker host reads in its loop.
+ * Commands that must reach a busy worker (which may not turn its event loop for a while) go here,
+ * followed by a ring of the host's doorbell; messages on ports are only for worker → driver reports.
+ *
+ * ```
+ *  Int32Array: [ ABORT | REPORT_GEN | ...padding to 64 bytes ]
+ * ```
+ */
+
+/** Set to 1 by the driver when the query fails or is force-stopped: hosts leave their loops. */
+export const ABORT_SLOT = 0;
+/** Incremented by the driver to ask every host for a metrics report. */
+export const REPORT_GEN_SLOT = 1;
+
+export const CONTROL_BYTES = 64;
+
+export function createControl(): SharedArrayBuffer {
+  return new SharedArrayBuffer(CONTROL_BYTES);
+}

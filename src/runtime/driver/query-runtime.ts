@@ -1,0 +1,432 @@
+import { availableParallelism } from 'node:os';
+import { MessageChannel, type MessagePort } from 'node:worker_threads';
+import { Piscina } from 'piscina';
+import type { QueryOptions } from '../../api/query-options.js';
+import { deserializeError, ErrorCode, MillraceError } from '../../errors.js';
+import { LatencyAggregator } from '../../metrics/latency.js';
+import type { StreamingQueryProgress } from '../../metrics/progress.js';
+import type { AnalyzedPlan } from '../../plan/analyze.js';
+import type { PhysicalPlan } from '../../plan/physical.js';
+import { DoorbellTable, DRIVER_BELL } from '../channel/doorbell.js';
+import { FrameKind } from '../channel/frame-kind.js';
+import { ABORT_SLOT, createControl, REPORT_GEN_SLOT } from '../control-layout.js';
+import type { DeadLetter, HostMessage, HostSpec, TaskCounters } from '../messages.js';
+import type { Clock, ClockSpec, ManualClock } from '../time/clock.js';
+import { PreciseTime } from '../time/precise-time.js';
+import { createTimerQueue, type TimerQueue } from '../time/timer-queue.js';
+import { Feeds } from './feeds.js';
+import { ProgressBuilder } from './progress-builder.js';
+import { Results } from './results.js';
+import { wire } from './wiring.js';
+
+/** What the runtime tells the query handle. */
+export interface RuntimeListener {
+  progress(p: StreamingQueryProgress): void;
+  deadLetter(d: DeadLetter): void;
+  epochCommitted(epoch: number): void;
+  /** The query failed after it started (a task threw, a worker died). */
+  failed(error: MillraceError): void;
+  consoleLine(line: string, stream: 'stdout' | 'stderr'): void;
+}
+
+export interface RuntimeConfig {
+  readonly queryId: string;
+  readonly runId: string;
+  readonly name: string | null;
+  readonly jobUrl: string;
+  readonly params: Readonly<Record<string, string>>;
+  readonly plan: AnalyzedPlan;
+  readonly physical: PhysicalPlan;
+  readonly fingerprint: string;
+  readonly options: QueryOptions;
+  readonly defaultShufflePartitions: number;
+  readonly clock: Clock;
+  readonly wallOffset: number;
+}
+
+/** Frames the driver handles before it lets its event loop turn. */
+const PUMP_BUDGET = 4096;
+/** How long a failing query waits for workers to leave their loops before terminating them. */
+const ABORT_GRACE_MS = 2000;
+
+/** How long the driver waits for a finished host's final report. */
+const FINAL_REPORT_GRACE_MS = 1000;
+
+const WORKER_FILE = new URL('../worker/worker-entry.js', import.meta.url).href;
+
+interface HostState {
+  ready: boolean;
+  done: boolean;
+  port: MessagePort;
+}
+
+/** How many worker threads a query gets: as asked, else the cores, never more than its tasks. */
+export function resolveWorkers(options: QueryOptions): number {
+  return options.workers ?? Math.max(1, availableParallelism());
+}
+
+/**
+ * The machinery that owns a running query's resources: the Piscina pool hosting its tasks, every
+ * ring, the driver's pump (draining result rings, refilling feed rings), the clock timers cutting
+ * epochs and progress intervals, and the collection of workers' reports.
+ */
+export class QueryRuntime {
+  readonly bells: DoorbellTable;
+  readonly feeds: Feeds;
+  readonly results: Results;
+  readonly latency = new LatencyAggregator();
+  readonly precise: PreciseTime;
+  private readonly control: Int32Array;
+  private readonly pool: Piscina;
+  private readonly hosts: HostState[] = [];
+  private readonly hostSpecs: Omit<HostSpec, 'port'>[];
+  private readonly timers: TimerQueue;
+  private readonly progress: ProgressBuilder;
+  private readonly counters = new Map<number, TaskCounters>();
+  private unsubscribeClock: (() => void) | undefined;
+  private readonly startTime: number;
+  private nextEpoch = 0;
+  private flushSeq = 0;
+  private flushWaiters: { id: number; resolve: () => void; reject: (e: Error) => void }[] = [];
+  private reportGen = 0;
+  private pendingReports: Map<number, HostMessage & { type: 'report' }> | null = null;
+  private reportRequestedAt = 0;
+  private pumpStopped = false;
+  private pumpDone: Promise<void> | undefined;
+  private allDone!: () => void;
+  private readonly allDonePromise: Promise<void>;
+  private readyWaiter: { resolve: () => void; reject: (e: Error) => void } | undefined;
+  private failure: MillraceError | null = null;
+  private shutDown = false;
+
+  constructor(
+    private readonly config: RuntimeConfig,
+    private readonly listener: RuntimeListener,
+  ) {
+    const { physical, options, clock } = config;
+    const hostCount = Math.min(resolveWorkers(options), physical.tasks.length);
+    this.bells = DoorbellTable.create(hostCount + 1);
+    this.control = new Int32Array(createControl());
+    this.precise = new PreciseTime(config.wallOffset);
+    const wiring = wire(physical, hostCount, options.ringCapacityBytes);
+    this.feeds = new Feeds(physical, wiring, this.bells, this.precise);
+    this.results = new Results(config.plan.definition.sink, physical, wiring, this.bells, {
+      deadLetter: (d) => listener.deadLetter(d),
+      epochCommitted: (e) => listener.epochCommitted(e),
+      consoleLine: (line, stream) => listener.consoleLine(line, stream),
+    });
+    this.timers = createTimerQueue(clock);
+    this.startTime = clock.now();
+    this.progress = new ProgressBuilder(config, this.feeds, this.startTime);
+    this.allDonePromise = new Promise((resolve) => {
+      this.allDone = resolve;
+    });
+    const clockSpec: ClockSpec = clock.manual
+      ? { kind: 'manual', wallOffset: config.wallOffset, sab: (clock as ManualClock).sab }
+      : { kind: 'system', wallOffset: config.wallOffset };
+    this.hostSpecs = wiring.hosts.map((h) => ({
+      queryId: config.queryId,
+      runId: config.runId,
+      hostIndex: h.index,
+      bell: h.bell,
+      jobUrl: config.jobUrl,
+      params: config.params,
+      fingerprint: config.fingerprint,
+      physical: { defaultShufflePartitions: config.defaultShufflePartitions },
+      bells: this.bells.sab,
+      control: this.control.buffer as SharedArrayBuffer,
+      clock: clockSpec,
+      startTime: this.startTime,
+      tasks: h.tasks,
+      resultRing: h.resultRing,
+      onBadRecord: options.onBadRecord,
+      spinMicros: options.spinMicros,
+    }));
+    this.pool = new Piscina({
+      filename: WORKER_FILE,
+      minThreads: hostCount,
+      maxThreads: hostCount,
+      concurrentTasksPerWorker: 1,
+      idleTimeout: 60_000,
+      // Our tasks park with Atomics.waitAsync; Piscina must not block the worker's loop itself.
+      atomics: 'disabled',
+      execArgv: process.execArgv.filter((a) => !a.startsWith('--test')),
+    });
+  }
+
+  get hostCount(): number {
+    return this.hostSpecs.length;
+  }
+
+  /** Starts every host and resolves once all of them have built the plan and are running. */
+  async launch(startTimeoutMs: number): Promise<void> {
+    const ready = new Promise<void>((resolve, reject) => {
+      this.readyWaiter = { resolve, reject };
+    });
+    for (const spec of this.hostSpecs) {
+      const { port1, port2 } = new MessageChannel();
+      const state: HostState = { ready: false, done: false, port: port1 };
+      this.hosts.push(state);
+      port1.on('message', (m: HostMessage) => this.onMessage(m));
+      this.pool.run({ ...spec, port: port2 }, { transferList: [port2] }).then(
+        () => this.onHostExit(spec.hostIndex, null),
+        (e: unknown) => this.onHostExit(spec.hostIndex, e),
+      );
+    }
+    const timeout = setTimeout(() => {
+      this.readyWaiter?.reject(
+        new MillraceError(ErrorCode.TASK_FAILED, `workers did not start within ${startTimeoutMs} ms`),
+      );
+    }, startTimeoutMs);
+    try {
+      await ready;
+    } catch (e) {
+      await this.abort();
+      throw e;
+    } finally {
+      clearTimeout(timeout);
+      this.readyWaiter = undefined;
+    }
+    const { clock } = this.config;
+    if (clock.manual) this.unsubscribeClock = (clock as ManualClock).onChange(() => this.bells.ringAll());
+    this.pumpDone = this.pump();
+    this.scheduleProgress(this.startTime + this.config.options.progressIntervalMs);
+    this.scheduleEpoch(this.startTime + this.config.plan.definition.trigger.checkpointIntervalMs);
+  }
+
+  // --- commands ----------------------------------------------------------------------------------
+
+  /** Resolves once everything available now has reached the sink. */
+  processAllAvailable(): Promise<void> {
+    const id = ++this.flushSeq;
+    const done = new Promise<void>((resolve, reject) => this.flushWaiters.push({ id, resolve, reject }));
+    this.feeds.broadcast(FrameKind.FLUSH, id);
+    return done;
+  }
+
+  /** Graceful stop: end-of-stream from every source, wait for every task to finish. */
+  async stop(timeoutMs: number): Promise<void> {
+    this.feeds.broadcast(FrameKind.END_OF_STREAM, 0);
+    let timer: NodeJS.Timeout | undefined;
+    const timedOut = await Promise.race([
+      this.allDonePromise.then(() => false),
+      new Promise<boolean>((resolve) => {
+        timer = setTimeout(() => resolve(true), timeoutMs);
+      }),
+    ]);
+    clearTimeout(timer);
+    if (timedOut) {
+      await this.abort();
+      throw new MillraceError(
+        ErrorCode.QUERY_STOP_TIMEOUT,
+        `the query did not finish within ${timeoutMs} ms of stop(); its workers were terminated`,
+      );
+    }
+    await this.shutdown();
+  }
+
+  /** Stops at once: tasks leave their loops, workers are terminated. */
+  async abort(): Promise<void> {
+    Atomics.store(this.control, ABORT_SLOT, 1);
+    this.bells.ringAll();
+    let timer: NodeJS.Timeout | undefined;
+    await Promise.race([
+      this.allDonePromise,
+      new Promise<void>((resolve) => {
+        timer = setTimeout(resolve, ABORT_GRACE_MS);
+      }),
+    ]);
+    clearTimeout(timer);
+    await this.shutdown();
+  }
+
+  // --- worker messages ---------------------------------------------------------------------------
+
+  private onMessage(m: HostMessage): void {
+    const host = this.hosts[m.hostIndex]!;
+    switch (m.type) {
+      case 'ready':
+        host.ready = true;
+        if (this.hosts.length === this.hostSpecs.length && this.hosts.every((h) => h.ready))
+          this.readyWaiter?.resolve();
+        return;
+      case 'report':
+        this.absorb(m);
+        if (m.gen === -1) {
+          this.markDone(host);
+        } else if (this.pendingReports !== null && m.gen === this.reportGen) {
+          this.pendingReports.set(m.hostIndex, m);
+          this.maybeFinishProgress();
+        }
+        return;
+      case 'failed': {
+        const error = deserializeError(m.error);
+        this.markDone(host);
+        this.onFailure(error);
+        return;
+      }
+    }
+  }
+
+  private onHostExit(hostIndex: number, error: unknown): void {
+    const host = this.hosts[hostIndex];
+    if (!host || host.done) return;
+    if (error === null) {
+      // The host's last message travels on its own port and may arrive after Piscina's answer;
+      // give it a moment before counting the host as done without it.
+      setTimeout(() => this.markDone(host), FINAL_REPORT_GRACE_MS).unref();
+      return;
+    }
+    this.markDone(host);
+    if (this.shutDown) return;
+    this.onFailure(
+      new MillraceError(
+        ErrorCode.TASK_FAILED,
+        `worker ${hostIndex} ended unexpectedly${error ? `: ${(error as Error).message ?? String(error)}` : ''}`,
+        { cause: error },
+      ),
+    );
+  }
+
+  private onFailure(error: MillraceError): void {
+    if (this.failure !== null) return;
+    this.failure = error;
+    if (this.readyWaiter) {
+      this.readyWaiter.reject(error);
+      return;
+    }
+    for (const w of this.flushWaiters) w.reject(error);
+    this.flushWaiters = [];
+    this.listener.failed(error);
+  }
+
+  private markDone(host: HostState): void {
+    if (host.done) return;
+    host.done = true;
+    if (this.pendingReports !== null) this.maybeFinishProgress();
+    if (this.hosts.length === this.hostSpecs.length && this.hosts.every((h) => h.done)) this.allDone();
+  }
+
+  private absorb(m: HostMessage & { type: 'report' }): void {
+    for (const c of m.tasks) this.counters.set(c.index, c);
+    this.latency.add(m.latency);
+  }
+
+  // --- progress and epochs -----------------------------------------------------------------------
+
+  private scheduleProgress(at: number): void {
+    this.timers.at(at, () => {
+      this.requestReports();
+      this.scheduleProgress(at + this.config.options.progressIntervalMs);
+    });
+  }
+
+  private scheduleEpoch(at: number): void {
+    this.timers.at(at, () => {
+      this.feeds.broadcast(FrameKind.BARRIER, this.nextEpoch++);
+      this.scheduleEpoch(at + this.config.plan.definition.trigger.checkpointIntervalMs);
+    });
+  }
+
+  /** Asks every host for its counters and latency; progress is built when all have answered. */
+  private requestReports(): void {
+    if (this.pendingReports !== null || this.shutDown) return;
+    this.pendingReports = new Map();
+    this.reportRequestedAt = performance.now();
+    this.reportGen++;
+    Atomics.store(this.control, REPORT_GEN_SLOT, this.reportGen);
+    this.bells.ringAll();
+  }
+
+  private maybeFinishProgress(): void {
+    const pending = this.pendingReports!;
+    for (let h = 0; h < this.hosts.length; h++) if (!this.hosts[h]!.done && !pending.has(h)) return;
+    this.pendingReports = null;
+    const p = this.progress.build({
+      now: this.config.clock.now(),
+      counters: this.counters,
+      latency: this.latency.takeInterval(),
+      reportLatencyMs: performance.now() - this.reportRequestedAt,
+      epoch: this.results.lastCommittedEpoch + 1,
+    });
+    this.listener.progress(p);
+  }
+
+  // --- the pump ----------------------------------------------------------------------------------
+
+  private async pump(): Promise<void> {
+    const { bells, results, feeds } = this;
+    while (!this.pumpStopped) {
+      let n: number;
+      try {
+        n = results.drain(PUMP_BUDGET);
+      } catch (e) {
+        this.onFailure(
+          new MillraceError(ErrorCode.TASK_FAILED, `driver: ${(e as Error).message}`, { cause: e }),
+        );
+        return;
+      }
+      feeds.flush();
+      if (n === PUMP_BUDGET) {
+        await new Promise((resolve) => setImmediate(resolve));
+        continue;
+      }
+      if (n > 0) continue;
+      // A pass found every result ring empty: anything a sink acknowledged before this pass, and
+      // everything that happened before that ack (dead letters on other hosts), has been read.
+      this.settleFlushes();
+      const seq = bells.prepareToPark(DRIVER_BELL);
+      if (this.pumpStopped || results.hasFrames() || (feeds.blocked && feeds.flush())) {
+        bells.unpark(DRIVER_BELL);
+        continue;
+      }
+      const wait = bells.parkAsync(DRIVER_BELL, seq, Number.POSITIVE_INFINITY);
+      if (wait !== undefined) await wait;
+      bells.unpark(DRIVER_BELL);
+    }
+  }
+
+  private settleFlushes(): void {
+    if (this.flushWaiters.length === 0) return;
+    const upTo = this.results.flushedUpTo();
+    const keep: typeof this.flushWaiters = [];
+    for (const w of this.flushWaiters) {
+      if (w.id <= upTo || this.results.allEnded) w.resolve();
+      else keep.push(w);
+    }
+    this.flushWaiters = keep;
+  }
+
+  /** Releases every resource: pump, timers, ports, worker threads. Idempotent. */
+  async shutdown(): Promise<void> {
+    if (this.shutDown) return;
+    this.shutDown = true;
+    this.timers.dispose();
+    this.unsubscribeClock?.();
+    this.pumpStopped = true;
+    this.bells.ringAlways(DRIVER_BELL);
+    await this.pumpDone;
+    // What the sinks wrote last is read before the rings go away.
+    while (this.results.drain(PUMP_BUDGET) > 0) {}
+    this.settleFlushes();
+    const pendingFlushes = this.flushWaiters;
+    this.flushWaiters = [];
+    for (const w of pendingFlushes) {
+      if (this.failure) w.reject(this.failure);
+      else w.resolve();
+    }
+    await this.pool.destroy();
+    for (const h of this.hosts) h.port.close();
+  }
+
+  /** Final counters, for the closing summary. */
+  finalProgress(): StreamingQueryProgress {
+    return this.progress.build({
+      now: this.config.clock.now(),
+      counters: this.counters,
+      latency: this.latency.takeInterval(),
+      reportLatencyMs: 0,
+      epoch: this.results.lastCommittedEpoch + 1,
+    });
+  }
+}

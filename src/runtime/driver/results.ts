@@ -1,0 +1,131 @@
+import type { SinkSpec } from '../../connectors/spec.js';
+import type { PhysicalPlan } from '../../plan/physical.js';
+import type { DoorbellTable } from '../channel/doorbell.js';
+import { FrameReader } from '../channel/frame-codec.js';
+import { FrameKind } from '../channel/frame-kind.js';
+import { TAG_KIND_MASK, tagArg } from '../channel/ring-layout.js';
+import { RingConsumer } from '../channel/spsc-ring.js';
+import type { DeadLetter } from '../messages.js';
+import { formatConsoleRow, MemorySinkStore } from './sink-store.js';
+import type { Wiring } from './wiring.js';
+
+/** Dead letters kept in memory; the `deadLetter` event sees every one. */
+export const DEAD_LETTER_RETENTION = 10_000;
+
+export interface ResultEvents {
+  deadLetter(letter: DeadLetter): void;
+  /** Every sink partition passed the barrier of `epoch`. */
+  epochCommitted(epoch: number): void;
+  /** A line for the console sink. */
+  consoleLine(line: string, stream: 'stdout' | 'stderr'): void;
+}
+
+/**
+ * The driver's end of the hosts' result rings: rows for driver-side sinks (stored or printed),
+ * sink tasks' acknowledgements of markers, and dead letters.
+ */
+export class Results {
+  readonly memorySink: MemorySinkStore | null;
+  readonly deadLetters: DeadLetter[] = [];
+  private readonly readers: FrameReader[];
+  /** Sink partition of each task index (-1 for tasks of other stages). */
+  private readonly sinkPartition: number[];
+  private readonly flushAck: number[];
+  private readonly barrierAck: number[];
+  private readonly ended: boolean[];
+  private committedEpoch = -1;
+  /** Dead letters received (the list keeps the newest {@link DEAD_LETTER_RETENTION}). */
+  deadLetterCount = 0;
+
+  constructor(
+    private readonly sink: SinkSpec,
+    physical: PhysicalPlan,
+    wiring: Wiring,
+    bells: DoorbellTable,
+    private readonly events: ResultEvents,
+  ) {
+    this.readers = wiring.hosts.map((h) => new FrameReader(new RingConsumer(h.resultRing, bells)));
+    const sinkStage = physical.stages[physical.sinkStage]!;
+    this.sinkPartition = physical.tasks.map((t) => (t.stage === sinkStage.id ? t.partition : -1));
+    this.flushAck = new Array(sinkStage.partitions).fill(0);
+    this.barrierAck = new Array(sinkStage.partitions).fill(-1);
+    this.ended = new Array(sinkStage.partitions).fill(false);
+    this.memorySink = sink.kind === 'memory' ? new MemorySinkStore(sink.name, sinkStage.partitions) : null;
+  }
+
+  /** Handles up to `budget` frames. Returns how many it handled. */
+  drain(budget: number): number {
+    let n = 0;
+    for (const r of this.readers) {
+      const ring = r.ring;
+      while (n < budget && ring.poll()) {
+        this.handle(r, ring.tag & TAG_KIND_MASK, tagArg(ring.tag));
+        ring.release();
+        n++;
+      }
+    }
+    return n;
+  }
+
+  hasFrames(): boolean {
+    return this.readers.some((r) => r.ring.hasFrame());
+  }
+
+  /** Highest processAllAvailable probe every sink partition has answered. */
+  flushedUpTo(): number {
+    let min = Number.POSITIVE_INFINITY;
+    for (let p = 0; p < this.flushAck.length; p++) if (!this.ended[p]) min = Math.min(min, this.flushAck[p]!);
+    return min;
+  }
+
+  /** Every sink partition has ended. */
+  get allEnded(): boolean {
+    return this.ended.every(Boolean);
+  }
+
+  get lastCommittedEpoch(): number {
+    return this.committedEpoch;
+  }
+
+  private handle(r: FrameReader, kind: number, task: number): void {
+    const partition = this.sinkPartition[task]!;
+    switch (kind) {
+      case FrameKind.DATA: {
+        const row = r.readRow();
+        if (this.memorySink) this.memorySink.append(partition, row);
+        else if (this.sink.kind === 'console')
+          this.events.consoleLine(formatConsoleRow(this.sink, row), this.sink.stream);
+        return;
+      }
+      case FrameKind.BARRIER: {
+        const epoch = r.markerValue();
+        this.barrierAck[partition] = epoch;
+        this.memorySink?.endEpoch(partition, epoch);
+        let min = Number.POSITIVE_INFINITY;
+        for (let p = 0; p < this.barrierAck.length; p++)
+          if (!this.ended[p]) min = Math.min(min, this.barrierAck[p]!);
+        if (min !== Number.POSITIVE_INFINITY && min > this.committedEpoch) {
+          for (let e = this.committedEpoch + 1; e <= min; e++) this.events.epochCommitted(e);
+          this.committedEpoch = min;
+        }
+        return;
+      }
+      case FrameKind.FLUSH:
+        this.flushAck[partition] = Math.max(this.flushAck[partition]!, r.markerValue());
+        return;
+      case FrameKind.END_OF_STREAM:
+        this.ended[partition] = true;
+        return;
+      case FrameKind.DEAD_LETTER: {
+        const letter = r.readValue() as DeadLetter;
+        this.deadLetterCount++;
+        this.deadLetters.push(letter);
+        if (this.deadLetters.length > DEAD_LETTER_RETENTION) this.deadLetters.shift();
+        this.events.deadLetter(letter);
+        return;
+      }
+      default:
+        throw new Error(`internal: unexpected frame kind ${kind} on a result ring`);
+    }
+  }
+}

@@ -1,0 +1,68 @@
+import type { ConsoleSinkSpec } from '../../connectors/spec.js';
+
+/** One epoch's rows as the memory sink exposes them. */
+export interface SinkEpoch<T = unknown> {
+  readonly epochId: number;
+  readonly rows: T[];
+}
+
+/**
+ * What a memory sink received, kept by the driver: per epoch, per partition, in emit order.
+ * Readable while the query runs and after it stops.
+ */
+export class MemorySinkStore {
+  private readonly byEpoch = new Map<number, unknown[][]>();
+  private readonly current: number[];
+
+  constructor(
+    readonly name: string,
+    private readonly partitions: number,
+  ) {
+    this.current = new Array(partitions).fill(0);
+  }
+
+  append(partition: number, row: unknown): void {
+    const epoch = this.current[partition]!;
+    let parts = this.byEpoch.get(epoch);
+    if (parts === undefined) {
+      parts = Array.from({ length: this.partitions }, () => []);
+      this.byEpoch.set(epoch, parts);
+    }
+    parts[partition]!.push(row);
+  }
+
+  /** The partition passed the barrier of `epoch`: its next rows belong to the next epoch. */
+  endEpoch(partition: number, epoch: number): void {
+    this.current[partition] = epoch + 1;
+  }
+
+  /** Every row so far: epochs in order, and within an epoch partition 0 first, each in emit order. */
+  rows<T = unknown>(): T[] {
+    return this.epochs<T>().flatMap((e) => e.rows);
+  }
+
+  /** Rows grouped by epoch id (the last group may be the epoch still open). */
+  epochs<T = unknown>(): SinkEpoch<T>[] {
+    return [...this.byEpoch.keys()]
+      .sort((a, b) => a - b)
+      .map((epochId) => ({ epochId, rows: this.byEpoch.get(epochId)!.flat() as T[] }));
+  }
+}
+
+/** Formats rows for the console sink. */
+export function formatConsoleRow(spec: ConsoleSinkSpec, row: unknown): string {
+  if (spec.format === 'json') return spec.prefix + safeJson(row);
+  if (typeof row !== 'object' || row === null) return spec.prefix + String(row);
+  const parts = Object.entries(row as Record<string, unknown>).map(
+    ([k, v]) => `${k}=${typeof v === 'object' && v !== null ? safeJson(v) : String(v)}`,
+  );
+  return spec.prefix + parts.join(' ');
+}
+
+function safeJson(v: unknown): string {
+  try {
+    return JSON.stringify(v, (_k, x) => (typeof x === 'bigint' ? x.toString() : x)) ?? String(v);
+  } catch {
+    return String(v);
+  }
+}

@@ -1,0 +1,79 @@
+import { randomUUID } from 'node:crypto';
+import type { QueryOptionsInput } from '../../api/query-options.js';
+import { resolveQueryOptions } from '../../api/query-options.js';
+import { invalidArgument } from '../../errors.js';
+import { checkSinkMode } from '../../plan/analyze.js';
+import { planFingerprint } from '../../plan/fingerprint.js';
+import { planPhysical } from '../../plan/physical.js';
+import { importJob, type JobLocation, jobUrlOf, planJob } from '../job-loader.js';
+import { type Clock, ManualClock, SystemClock } from '../time/clock.js';
+import { measureWallOffset } from '../time/precise-time.js';
+import { resolveWorkers } from './query-runtime.js';
+import { StreamingQuery } from './streaming-query.js';
+
+export interface StartOptions {
+  /** Job parameters (`job.param(name)`); numbers and booleans are passed as strings. */
+  params?: Record<string, string | number | boolean>;
+  /** `'system'` (default) or `'manual'`: time moves only when the test moves `q.clock`. */
+  clock?: 'system' | 'manual';
+  /** Start time of a manual clock (ms since the epoch, default 0). */
+  clockStart?: number;
+  /** Overrides the job's query name. */
+  queryName?: string;
+  /** Overrides the job's query options. */
+  options?: QueryOptionsInput;
+  /** Where the console sink writes (default: process.stdout / process.stderr). */
+  console?: (line: string, stream: 'stdout' | 'stderr') => void;
+  /** How long workers may take to load the job (default 60 s). */
+  startTimeoutMs?: number;
+}
+
+const defaultConsole = (line: string, stream: 'stdout' | 'stderr') => {
+  (stream === 'stderr' ? process.stderr : process.stdout).write(`${line}\n`);
+};
+
+/**
+ * Starts a query from a job module. Everything checkable is checked before any thread starts
+ * (plan-time errors reject with their code); the promise resolves once every worker runs.
+ *
+ * @example
+ * const q = await startQuery(new URL('./jobs/fraud.js', import.meta.url), { params: { rate: 5000 } });
+ */
+export async function startQuery(job: JobLocation, options: StartOptions = {}): Promise<StreamingQuery> {
+  const jobUrl = jobUrlOf(job);
+  const params: Record<string, string> = {};
+  for (const [k, v] of Object.entries(options.params ?? {})) params[k] = String(v);
+  const module = await importJob(jobUrl);
+  const plan = planJob(module, params, jobUrl);
+  checkSinkMode(plan);
+  const definition = plan.definition;
+  const queryOptions = options.options
+    ? resolveQueryOptions(definition.options, options.options)
+    : definition.options;
+  const defaultShufflePartitions = queryOptions.shufflePartitions ?? resolveWorkers(queryOptions);
+  const physical = planPhysical(plan, { defaultShufflePartitions });
+  const wallOffset = measureWallOffset();
+  let clock: Clock;
+  if (options.clock === 'manual') clock = new ManualClock(undefined, options.clockStart ?? 0);
+  else if (options.clock === undefined || options.clock === 'system') clock = new SystemClock(wallOffset);
+  else throw invalidArgument(`clock must be 'system' or 'manual', got ${JSON.stringify(options.clock)}`);
+  const q = new StreamingQuery(
+    {
+      queryId: randomUUID(),
+      runId: randomUUID(),
+      name: options.queryName ?? definition.queryName ?? null,
+      jobUrl,
+      params,
+      plan,
+      physical,
+      fingerprint: planFingerprint(plan, true),
+      options: queryOptions,
+      defaultShufflePartitions,
+      clock,
+      wallOffset,
+    },
+    { console: options.console ?? defaultConsole },
+  );
+  await q.launch(options.startTimeoutMs ?? 60_000);
+  return q;
+}

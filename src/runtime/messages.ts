@@ -1,0 +1,90 @@
+import type { MessagePort } from 'node:worker_threads';
+import type { BadRecordPolicy } from '../api/query-options.js';
+import type { SerializedError } from '../errors.js';
+import type { EncodedLatency } from '../metrics/latency.js';
+import type { PhysicalSettings } from '../plan/physical.js';
+import type { ClockSpec } from './time/clock.js';
+
+/**
+ * Typed messages between the driver and worker hosts. The driver starts each host with a HostSpec
+ * (the Piscina task argument); hosts answer on their MessagePort with HostMessages.
+ */
+
+export interface TaskSpec {
+  readonly index: number;
+  readonly stage: number;
+  readonly partition: number;
+  /** Rings this task reads: the driver's feed ring for a source task, else one per upstream task. */
+  readonly inputs: readonly SharedArrayBuffer[];
+  /** Rings this task writes after a shuffle: one per partition of the next stage. */
+  readonly outputs: readonly SharedArrayBuffer[];
+}
+
+export interface HostSpec {
+  readonly queryId: string;
+  readonly runId: string;
+  readonly hostIndex: number;
+  /** This host's doorbell in `bells`. */
+  readonly bell: number;
+  readonly jobUrl: string;
+  readonly params: Readonly<Record<string, string>>;
+  /** The plan fingerprint (with code) the driver built; the host must build the same. */
+  readonly fingerprint: string;
+  readonly physical: PhysicalSettings;
+  readonly bells: SharedArrayBuffer;
+  readonly control: SharedArrayBuffer;
+  readonly clock: ClockSpec;
+  /** Clock time the query started: generated sources schedule rows from it. */
+  readonly startTime: number;
+  readonly tasks: readonly TaskSpec[];
+  /** Host → driver: sink rows for driver-side sinks, markers acknowledged by sink tasks, dead letters. */
+  readonly resultRing: SharedArrayBuffer;
+  readonly port: MessagePort;
+  readonly onBadRecord: BadRecordPolicy;
+  readonly spinMicros: number;
+}
+
+/** Counters of one task since the query started (the driver takes differences). */
+export interface TaskCounters {
+  readonly index: number;
+  /** Rows read by a source task (its input rows). */
+  readonly sourceRows: number;
+  /** Rows this task received from its inputs (or generated). */
+  readonly rowsIn: number;
+  /** Rows a sink task emitted. */
+  readonly rowsOut: number;
+  readonly skipped: number;
+  readonly deadLettered: number;
+  /** Next offset of a source task's partition (rows read so far). */
+  readonly sourceOffset: number;
+  /** Latest available offset of a source task's partition, when the source knows it. */
+  readonly latestOffset: number;
+  /** The epoch the task is in (barriers it passed). */
+  readonly epoch: number;
+  /** Milliseconds spent waiting for space in an output ring. */
+  readonly backpressureMs: number;
+}
+
+export type HostMessage =
+  | { readonly type: 'ready'; readonly hostIndex: number }
+  | {
+      readonly type: 'report';
+      readonly hostIndex: number;
+      /** The REPORT_GEN it answers; -1 for the final report when the host ends. */
+      readonly gen: number;
+      readonly tasks: readonly TaskCounters[];
+      readonly latency: EncodedLatency;
+    }
+  | { readonly type: 'failed'; readonly hostIndex: number; readonly error: SerializedError };
+
+/** Dead letter record as delivered to the driver (and to users). */
+export interface DeadLetter {
+  readonly error: { readonly name: string; readonly message: string; readonly code?: string };
+  readonly operator: { readonly id: number; readonly kind: string; readonly name?: string };
+  readonly stage: number;
+  readonly partition: number;
+  readonly sourceOffset?: { readonly source: number; readonly partition: number; readonly offset: number };
+  readonly row: unknown;
+  /** Processing time (ms) when it happened. */
+  readonly timestamp: number;
+}

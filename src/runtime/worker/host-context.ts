@@ -1,0 +1,24 @@
+import type { BadRecordPolicy } from '../../api/query-options.js';
+import type { LatencyRecorder } from '../../metrics/latency.js';
+import type { DoorbellTable } from '../channel/doorbell.js';
+import type { FrameWriter } from '../channel/frame-codec.js';
+import type { Clock } from '../time/clock.js';
+import type { PreciseTime } from '../time/precise-time.js';
+
+/** What a worker host shares with the tasks it runs. */
+export interface HostContext {
+  readonly hostIndex: number;
+  readonly clock: Clock;
+  /** Real time with µs resolution, agreed between threads (latency only). */
+  readonly precise: PreciseTime;
+  readonly recorder: LatencyRecorder;
+  /** The host's ring to the driver. */
+  readonly result: FrameWriter;
+  readonly onBadRecord: BadRecordPolicy;
+  /** Clock time the query started. */
+  readonly startTime: number;
+  readonly bells: DoorbellTable;
+  readonly bell: number;
+  /** Processing time for scheduling: the manual clock's value, or precise wall time. */
+  scheduleNow(): number;
+}

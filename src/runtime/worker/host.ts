@@ -1,0 +1,160 @@
+import type { BadRecordPolicy } from '../../api/query-options.js';
+import type { ErrorLocation } from '../../errors.js';
+import { LatencyRecorder } from '../../metrics/latency.js';
+import type { AnalyzedPlan } from '../../plan/analyze.js';
+import type { PhysicalPlan } from '../../plan/physical.js';
+import { DoorbellTable } from '../channel/doorbell.js';
+import { FrameWriter } from '../channel/frame-codec.js';
+import { RingProducer } from '../channel/spsc-ring.js';
+import { ABORT_SLOT, REPORT_GEN_SLOT } from '../control-layout.js';
+import type { HostMessage, HostSpec } from '../messages.js';
+import { type Clock, clockFromSpec } from '../time/clock.js';
+import { PreciseTime } from '../time/precise-time.js';
+import type { HostContext } from './host-context.js';
+import { Task } from './task.js';
+
+/** While busy, the host lets its event loop run (async sinks, timers) at least this often. */
+const YIELD_EVERY_MS = 2;
+
+const yieldToEventLoop = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
+
+/**
+ * A worker thread's mailbox loop over the tasks placed on it. It steps every task in turn; when a
+ * full pass finds nothing to do it keeps polling for `spinMicros` (a row arriving now is picked up
+ * within nanoseconds), then parks on its doorbell with `Atomics.waitAsync` — an idle query costs
+ * no CPU. Producers ring the doorbell only when the host is parked.
+ */
+export class Host implements HostContext {
+  readonly hostIndex: number;
+  readonly clock: Clock;
+  readonly precise: PreciseTime;
+  readonly recorder = new LatencyRecorder();
+  readonly result: FrameWriter;
+  readonly onBadRecord: BadRecordPolicy;
+  readonly startTime: number;
+  readonly bells: DoorbellTable;
+  readonly bell: number;
+  readonly tasks: Task[];
+  private readonly control: Int32Array;
+  private current: Task | undefined;
+
+  constructor(
+    private readonly spec: HostSpec,
+    plan: AnalyzedPlan,
+    physical: PhysicalPlan,
+  ) {
+    this.hostIndex = spec.hostIndex;
+    this.clock = clockFromSpec(spec.clock);
+    this.precise = new PreciseTime(spec.clock.wallOffset);
+    this.bells = new DoorbellTable(spec.bells);
+    this.bell = spec.bell;
+    this.result = new FrameWriter(new RingProducer(spec.resultRing, this.bells));
+    this.onBadRecord = spec.onBadRecord;
+    this.startTime = spec.startTime;
+    this.control = new Int32Array(spec.control);
+    this.tasks = spec.tasks.map((t) => new Task(this, t, plan, physical));
+  }
+
+  scheduleNow(): number {
+    return this.clock.manual ? this.clock.now() : this.precise.now();
+  }
+
+  /** Runs until every task has ended or the driver aborts. */
+  async run(): Promise<void> {
+    const { bells, bell, control, tasks } = this;
+    const spinMs = this.spec.spinMicros / 1000;
+    let reportGen = Atomics.load(control, REPORT_GEN_SLOT);
+    let lastYield = performance.now();
+    let idleSince = 0;
+    for (;;) {
+      if (Atomics.load(control, ABORT_SLOT) !== 0) return;
+      const gen = Atomics.load(control, REPORT_GEN_SLOT);
+      if (gen !== reportGen) {
+        reportGen = gen;
+        this.report(gen);
+      }
+      let progressed = false;
+      let live = 0;
+      for (let i = 0; i < tasks.length; i++) {
+        const t = tasks[i]!;
+        this.current = t;
+        if (t.step()) progressed = true;
+        if (!t.finished) live++;
+      }
+      this.current = undefined;
+      if (live === 0) return;
+      const now = performance.now();
+      if (progressed) {
+        idleSince = 0;
+        if (now - lastYield > YIELD_EVERY_MS) {
+          await yieldToEventLoop();
+          lastYield = performance.now();
+        }
+        continue;
+      }
+      if (idleSince === 0) idleSince = now;
+      if (now - idleSince < spinMs) continue;
+
+      // Park. Announce sleep, then look once more (see doorbell.ts for why this cannot miss a ring).
+      const seq = bells.prepareToPark(bell);
+      if (
+        this.anyReady() ||
+        Atomics.load(control, ABORT_SLOT) !== 0 ||
+        Atomics.load(control, REPORT_GEN_SLOT) !== reportGen
+      ) {
+        bells.unpark(bell);
+        idleSince = 0;
+        continue;
+      }
+      const wait = bells.parkAsync(bell, seq, this.parkTimeout());
+      if (wait !== undefined) await wait;
+      bells.unpark(bell);
+      lastYield = performance.now();
+      idleSince = 0;
+    }
+  }
+
+  private anyReady(): boolean {
+    for (const t of this.tasks) {
+      this.current = t;
+      if (t.ready()) return true;
+    }
+    this.current = undefined;
+    return false;
+  }
+
+  /** How long to park: until the next generated row is due, or until rung (manual clock). */
+  private parkTimeout(): number {
+    if (this.clock.manual) return Number.POSITIVE_INFINITY;
+    let due = Number.POSITIVE_INFINITY;
+    for (const t of this.tasks) due = Math.min(due, t.nextDueTime());
+    if (due === Number.POSITIVE_INFINITY) return due;
+    return Math.max(0, due - this.precise.now());
+  }
+
+  /** Where the host was when an unexpected error escaped. */
+  location(): ErrorLocation {
+    const t = this.current;
+    return t ? { stage: t.stageId, partition: t.partition } : {};
+  }
+
+  /** Sends counters and the latency recorded since the last report. */
+  report(gen: number): void {
+    const message: HostMessage = {
+      type: 'report',
+      hostIndex: this.hostIndex,
+      gen,
+      tasks: this.tasks.map((t) => t.counters()),
+      latency: this.recorder.drain(),
+    };
+    this.spec.port.postMessage(message);
+  }
+
+  abort(error: Error): void {
+    for (const t of this.tasks) t.abort(error);
+  }
+
+  dispose(): void {
+    this.recorder.destroy();
+  }
+}

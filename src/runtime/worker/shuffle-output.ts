@@ -1,0 +1,53 @@
+import type { OperatorContext } from '../../operators/contract.js';
+import type { PlannedOperator } from '../../plan/analyze.js';
+import type { KeySpec } from '../../plan/nodes.js';
+import type { RingProducer } from '../channel/spsc-ring.js';
+import { keyHasher } from '../partitioner.js';
+import { originArg, type RowMeta } from './row-meta.js';
+import { type TaskOutput, WriterSet } from './task-output.js';
+
+/**
+ * Hash-partitions rows over the next stage: `stableHash(key) % partitions` picks the ring. Rows of
+ * one key always take the same ring, so their order is kept.
+ */
+export class ShuffleOutput implements TaskOutput {
+  private readonly set: WriterSet;
+  private readonly hash: (row: unknown) => number;
+  private readonly n: number;
+
+  constructor(
+    rings: readonly RingProducer[],
+    key: KeySpec,
+    private readonly op: PlannedOperator<'repartition'>,
+    private readonly meta: RowMeta,
+    private readonly ctx: OperatorContext,
+  ) {
+    this.set = new WriterSet(rings);
+    this.hash = keyHasher(key);
+    this.n = rings.length;
+  }
+
+  push(row: unknown): void {
+    let h: number;
+    try {
+      h = this.hash(row);
+    } catch (e) {
+      this.ctx.badRecord(this.op, row, e);
+      return;
+    }
+    const m = this.meta;
+    this.set.writers[h % this.n]!.writeData(row, originArg(m), m.sourceTime, m.readTime, m.origin);
+  }
+
+  marker(kind: number, value: number): void {
+    this.set.marker(kind, value);
+  }
+
+  get blocked(): boolean {
+    return this.set.blocked;
+  }
+
+  flush(): boolean {
+    return this.set.flush();
+  }
+}

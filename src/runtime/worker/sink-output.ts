@@ -1,0 +1,96 @@
+import { isThenable, type SinkRuntime } from '../../connectors/sink-runtime.js';
+import { FrameKind } from '../channel/frame-kind.js';
+import type { HostContext } from './host-context.js';
+import { originArg, type RowMeta } from './row-meta.js';
+import type { TaskOutput } from './task-output.js';
+
+/** What the sink output needs from its task. */
+export interface SinkTask {
+  readonly index: number;
+  readonly meta: RowMeta;
+  rowsOut: number;
+  /** Makes the task wait for `p` before it reads more input. */
+  waitFor(p: PromiseLike<unknown>): void;
+  /** Sink code threw: fail the task (sink errors are not bad records). */
+  sinkFailed(error: unknown): never;
+}
+
+/**
+ * The last element of a sink stage's chain: hands rows to the sink, records latency at the moment
+ * of emit, and acknowledges markers to the driver on the host's result ring (a barrier ack is how
+ * the driver learns this partition finished an epoch; a flush ack answers processAllAvailable).
+ */
+export class SinkOutput implements TaskOutput {
+  constructor(
+    private readonly sink: SinkRuntime,
+    private readonly task: SinkTask,
+    private readonly host: HostContext,
+  ) {}
+
+  push(row: unknown): void {
+    let r: unknown;
+    try {
+      r = this.sink.write(row);
+    } catch (e) {
+      this.task.sinkFailed(e);
+    }
+    this.task.rowsOut++;
+    const m = this.task.meta;
+    this.host.recorder.record(m.sourceTime, m.readTime, this.host.precise.now());
+    if (isThenable(r)) this.task.waitFor(r);
+  }
+
+  marker(kind: number, value: number): void {
+    let r: unknown;
+    try {
+      if (kind === FrameKind.BARRIER) r = this.sink.epochEnd(value);
+      else if (kind === FrameKind.END_OF_STREAM) r = this.sink.close(null);
+    } catch (e) {
+      this.task.sinkFailed(e);
+    }
+    const ack = () => this.host.result.writeMarker(kind, value, this.task.index);
+    if (isThenable(r)) this.task.waitFor(Promise.resolve(r).then(ack));
+    else ack();
+  }
+
+  get blocked(): boolean {
+    return this.host.result.blocked;
+  }
+
+  /** The query failed: give the sink a chance to release what it holds. Errors are ignored. */
+  abort(error: Error): void {
+    try {
+      const r = this.sink.close(error);
+      if (isThenable(r)) r.then(undefined, () => {});
+    } catch {
+      // The query already failed with its own error.
+    }
+  }
+
+  flush(): boolean {
+    return this.host.result.flush();
+  }
+}
+
+/** Memory and console sinks: rows travel to the driver, which stores or prints them. */
+export class DriverSinkRuntime implements SinkRuntime {
+  constructor(
+    private readonly host: HostContext,
+    private readonly taskIndex: number,
+    private readonly meta: RowMeta,
+  ) {}
+
+  write(row: unknown): unknown {
+    const m = this.meta;
+    this.host.result.writeData(row, this.taskIndex, m.sourceTime, m.readTime, originArg(m));
+    return undefined;
+  }
+
+  epochEnd(): unknown {
+    return undefined;
+  }
+
+  close(): unknown {
+    return undefined;
+  }
+}

@@ -1,0 +1,429 @@
+import { GeneratorSchedule } from '../../connectors/generator/reader.js';
+import type { GeneratorSourceSpec } from '../../connectors/spec.js';
+import { ErrorCode, MillraceError, type SerializedError, serializeError } from '../../errors.js';
+import type { OperatorContext, OperatorRef, RowSink } from '../../operators/contract.js';
+import { buildChain } from '../../operators/index.js';
+import type { AnalyzedPlan, PlannedOperator } from '../../plan/analyze.js';
+import type { PhysicalPlan, StagePlan } from '../../plan/physical.js';
+import { FrameReader } from '../channel/frame-codec.js';
+import { FrameKind, frameKindName } from '../channel/frame-kind.js';
+import { TAG_KIND_MASK, tagArg } from '../channel/ring-layout.js';
+import { RingConsumer, RingProducer } from '../channel/spsc-ring.js';
+import type { DeadLetter, TaskCounters, TaskSpec } from '../messages.js';
+import type { HostContext } from './host-context.js';
+import { RowMeta, readOriginArg } from './row-meta.js';
+import { ShuffleOutput } from './shuffle-output.js';
+import { createSinkRuntime } from './sink-factory.js';
+import { SinkOutput, type SinkTask } from './sink-output.js';
+import type { TaskOutput } from './task-output.js';
+
+/** Frames (or generated rows) a task handles per step before the host moves to its next task. */
+const STEP_BUDGET = 256;
+
+/** A failure already located and serialised by the task; the host reports it as is. */
+export class TaskFailure extends Error {
+  constructor(readonly serialized: SerializedError) {
+    super(serialized.message);
+  }
+}
+
+/** One input ring and where its stream stands. */
+class InputChannel {
+  readonly reader: FrameReader;
+  /** Its producer sent END_OF_STREAM. */
+  eos = false;
+  /** It delivered the barrier of the epoch being aligned; it is not read until the others do. */
+  aligned = false;
+  barrierEpoch = -1;
+  /** Highest processAllAvailable probe it delivered. */
+  flushId = 0;
+  watermark = Number.NEGATIVE_INFINITY;
+
+  constructor(ring: RingConsumer) {
+    this.reader = new FrameReader(ring);
+  }
+}
+
+const NO_ERROR = Symbol('no error');
+
+/**
+ * A long-running task: one partition of one stage, hosted by a worker for the life of the query.
+ * Each `step()` handles a bounded amount of input and never blocks: when an output ring is full,
+ * the frames that do not fit wait in the output and the task reads no more input until they are
+ * written (backpressure reaches the producer through its own full ring). Control markers are
+ * handled in-band: barriers are aligned over all inputs, flush probes and watermarks are forwarded
+ * once every input has passed them, end-of-stream once every input has ended.
+ */
+export class Task implements OperatorContext, SinkTask {
+  readonly index: number;
+  readonly stageId: number;
+  readonly partition: number;
+  readonly meta = new RowMeta();
+  finished = false;
+
+  sourceRows = 0;
+  rowsIn = 0;
+  rowsOut = 0;
+  skipped = 0;
+  deadLettered = 0;
+  /** Next offset of this source partition (a source task's position). */
+  sourceOffset = 0;
+  backpressureMs = 0;
+
+  private readonly inputs: InputChannel[];
+  private readonly output: TaskOutput;
+  private readonly head: RowSink;
+  private readonly isSource: boolean;
+  private readonly sourceIndex: number;
+  private readonly sourceOp: PlannedOperator | null;
+  private readonly schedule: GeneratorSchedule | null;
+  private readonly generate: GeneratorSourceSpec['generate'] | null;
+  private readonly sinkName: string;
+  private waiting: PromiseLike<unknown> | null = null;
+  private asyncError: unknown = NO_ERROR;
+  private ending = false;
+  private epoch = 0;
+  private forwardedFlush = 0;
+  private forwardedWatermark = Number.NEGATIVE_INFINITY;
+  /** While a marker waits for the generator to catch up: the clock time it was first seen. */
+  private markerCutoff = Number.NaN;
+  private blockedSince = 0;
+
+  constructor(
+    private readonly host: HostContext,
+    spec: TaskSpec,
+    plan: AnalyzedPlan,
+    physical: PhysicalPlan,
+  ) {
+    this.index = spec.index;
+    this.stageId = spec.stage;
+    this.partition = spec.partition;
+    const stage: StagePlan = physical.stages[spec.stage]!;
+    this.inputs = spec.inputs.map((sab) => new InputChannel(new RingConsumer(sab, host.bells)));
+    const sink = plan.definition.sink;
+    this.sinkName = sink.description;
+    if (stage.output.kind === 'shuffle') {
+      const rings = spec.outputs.map((sab) => new RingProducer(sab, host.bells));
+      this.output = new ShuffleOutput(rings, stage.output.key, stage.output.operator, this.meta, this);
+    } else {
+      this.output = new SinkOutput(createSinkRuntime(sink, host, this), this, host);
+    }
+    this.head = buildChain(stage.chain, this.output, this);
+    const first = stage.inputs[0]!;
+    this.isSource = first.kind === 'source';
+    if (first.kind === 'source') {
+      this.sourceIndex = first.source.index;
+      this.sourceOp = plan.operators[first.source.operatorId]!;
+      const s = first.source.spec;
+      if (s.kind === 'rate' || s.kind === 'generator') {
+        this.schedule = new GeneratorSchedule(s, host.startTime);
+        this.generate = s.generate;
+      } else {
+        this.schedule = null;
+        this.generate = null;
+      }
+    } else {
+      this.sourceIndex = -1;
+      this.sourceOp = null;
+      this.schedule = null;
+      this.generate = null;
+    }
+  }
+
+  /** Does some work if there is any; returns whether it did. Never blocks. */
+  step(): boolean {
+    if (this.finished) return false;
+    if (this.asyncError !== NO_ERROR) this.sinkFailed(this.asyncError);
+    if (this.waiting !== null) return false;
+    if (this.output.blocked && !this.unblock()) return false;
+    if (this.ending) {
+      this.finished = true;
+      return true;
+    }
+    let work = 0;
+    let anyAligned = false;
+    for (let i = 0; i < this.inputs.length; i++) {
+      const input = this.inputs[i]!;
+      if (input.eos) continue;
+      if (input.aligned) {
+        anyAligned = true;
+        continue;
+      }
+      const ring = input.reader.ring;
+      while (work < STEP_BUDGET && ring.poll()) {
+        const kind = ring.tag & TAG_KIND_MASK;
+        if (kind === FrameKind.DATA) {
+          this.onData(input);
+          ring.release();
+        } else if (!this.onMarker(input, kind)) {
+          return true;
+        }
+        work++;
+        if (this.waiting !== null || this.output.blocked || this.ending) return true;
+        if (input.aligned) {
+          anyAligned = true;
+          break;
+        }
+      }
+    }
+    if (this.schedule !== null && !anyAligned && work < STEP_BUDGET) {
+      work += this.generateDue(STEP_BUDGET - work, this.host.scheduleNow());
+    }
+    return work > 0;
+  }
+
+  /** Could step() make progress now? Called by the host before it parks. */
+  ready(): boolean {
+    if (this.finished) return false;
+    if (this.asyncError !== NO_ERROR) return true;
+    if (this.waiting !== null) return false;
+    if (this.output.blocked) return this.unblock();
+    if (this.ending) return true;
+    for (const input of this.inputs) {
+      if (!input.eos && !input.aligned && input.reader.ring.hasFrame()) return true;
+    }
+    return this.schedule !== null && this.schedule.dueTime(this.sourceOffset) <= this.host.scheduleNow();
+  }
+
+  /** Clock time at which this task will have work without any input arriving (generated rows). */
+  nextDueTime(): number {
+    if (this.schedule === null || this.finished || this.ending) return Number.POSITIVE_INFINITY;
+    return this.schedule.dueTime(this.sourceOffset);
+  }
+
+  private unblock(): boolean {
+    if (!this.output.flush()) {
+      if (this.blockedSince === 0) this.blockedSince = performance.now();
+      return false;
+    }
+    if (this.blockedSince !== 0) {
+      this.backpressureMs += performance.now() - this.blockedSince;
+      this.blockedSince = 0;
+    }
+    return true;
+  }
+
+  private onData(input: InputChannel): void {
+    const r = input.reader;
+    const m = this.meta;
+    m.sourceTime = r.sourceTime();
+    m.origin = r.origin();
+    if (this.isSource) {
+      m.readTime = this.host.precise.now();
+      m.sourceIndex = this.sourceIndex;
+      m.sourcePartition = this.partition;
+      this.sourceRows++;
+      this.sourceOffset = m.origin + 1;
+    } else {
+      m.readTime = r.readTime();
+      readOriginArg(m, tagArg(r.ring.tag));
+    }
+    this.rowsIn++;
+    this.head.push(r.readRow());
+  }
+
+  /** Handles a control marker. Returns false when it cannot be consumed yet (left in the ring). */
+  private onMarker(input: InputChannel, kind: number): boolean {
+    const ring = input.reader.ring;
+    const value = input.reader.markerValue();
+    if ((kind === FrameKind.BARRIER || kind === FrameKind.FLUSH) && this.schedule !== null) {
+      // Rows a generator owed before the marker belong before it.
+      if (Number.isNaN(this.markerCutoff)) this.markerCutoff = this.host.scheduleNow();
+      this.generateDue(STEP_BUDGET, this.markerCutoff);
+      if (this.schedule.dueTime(this.sourceOffset) <= this.markerCutoff) return false;
+      this.markerCutoff = Number.NaN;
+    }
+    ring.release();
+    switch (kind) {
+      case FrameKind.BARRIER:
+        input.aligned = true;
+        input.barrierEpoch = value;
+        this.completeBarrier();
+        return true;
+      case FrameKind.FLUSH:
+        if (value > input.flushId) input.flushId = value;
+        this.forwardFlush();
+        return true;
+      case FrameKind.WATERMARK:
+        if (value > input.watermark) input.watermark = value;
+        this.forwardWatermark();
+        return true;
+      case FrameKind.END_OF_STREAM:
+        input.eos = true;
+        if (this.inputs.every((i) => i.eos)) {
+          this.ending = true;
+          this.output.marker(FrameKind.END_OF_STREAM, 0);
+        } else {
+          this.completeBarrier();
+          this.forwardFlush();
+          this.forwardWatermark();
+        }
+        return true;
+      default:
+        throw new MillraceError(
+          ErrorCode.TASK_FAILED,
+          `internal: unexpected frame ${frameKindName(kind)} on an input`,
+          {
+            stage: this.stageId,
+            partition: this.partition,
+          },
+        );
+    }
+  }
+
+  /** Aligned barriers: forward once every live input delivered it, then read all inputs again. */
+  private completeBarrier(): void {
+    let epoch = -1;
+    for (const i of this.inputs) {
+      if (i.eos) continue;
+      if (!i.aligned) return;
+      epoch = i.barrierEpoch;
+    }
+    if (epoch < 0) return;
+    for (const i of this.inputs) i.aligned = false;
+    this.epoch = epoch + 1;
+    this.output.marker(FrameKind.BARRIER, epoch);
+  }
+
+  private forwardFlush(): void {
+    let min = Number.POSITIVE_INFINITY;
+    for (const i of this.inputs) if (!i.eos && i.flushId < min) min = i.flushId;
+    if (min !== Number.POSITIVE_INFINITY && min > this.forwardedFlush) {
+      this.forwardedFlush = min;
+      this.output.marker(FrameKind.FLUSH, min);
+    }
+  }
+
+  private forwardWatermark(): void {
+    let min = Number.POSITIVE_INFINITY;
+    for (const i of this.inputs) if (!i.eos && i.watermark < min) min = i.watermark;
+    if (min !== Number.POSITIVE_INFINITY && min > this.forwardedWatermark) {
+      this.forwardedWatermark = min;
+      this.output.marker(FrameKind.WATERMARK, min);
+    }
+  }
+
+  /** Emits generated rows due by `until`, at most `budget`. */
+  private generateDue(budget: number, until: number): number {
+    const schedule = this.schedule!;
+    const generate = this.generate!;
+    const m = this.meta;
+    const manual = this.host.clock.manual;
+    let n = 0;
+    while (n < budget) {
+      const due = schedule.dueTime(this.sourceOffset);
+      if (due > until) break;
+      const now = this.host.precise.now();
+      m.sourceTime = manual ? now : due;
+      m.readTime = now;
+      m.origin = this.sourceOffset;
+      m.sourceIndex = this.sourceIndex;
+      m.sourcePartition = this.partition;
+      this.sourceOffset++;
+      this.sourceRows++;
+      this.rowsIn++;
+      n++;
+      let row: unknown;
+      try {
+        row = generate(this.partition, m.origin, due);
+      } catch (e) {
+        this.badRecord(this.sourceOp!, { partition: this.partition, offset: m.origin }, e);
+        continue;
+      }
+      this.head.push(row);
+      if (this.waiting !== null || this.output.blocked) break;
+    }
+    return n;
+  }
+
+  // --- OperatorContext ---------------------------------------------------------------------
+
+  badRecord(op: OperatorRef, row: unknown, error: unknown): void {
+    const location = {
+      operator: { id: op.id, kind: op.node.kind, ...(op.node.label ? { name: op.node.label } : {}) },
+      stage: this.stageId,
+      partition: this.partition,
+      sourceOffset: {
+        source: this.meta.sourceIndex,
+        partition: this.meta.sourcePartition,
+        offset: this.meta.origin,
+      },
+    };
+    switch (this.host.onBadRecord) {
+      case 'fail':
+        throw new TaskFailure(serializeError(error, { ...location, userCode: true }));
+      case 'skip':
+        this.skipped++;
+        return;
+      case 'deadLetter': {
+        this.deadLettered++;
+        const e = serializeError(error);
+        const letter: DeadLetter = {
+          error: { name: e.name, message: e.message, ...(e.code ? { code: e.code } : {}) },
+          ...location,
+          row,
+          timestamp: this.host.clock.now(),
+        };
+        try {
+          this.host.result.writeValue(FrameKind.DEAD_LETTER, letter, this.index);
+        } catch {
+          // The row itself cannot be encoded (a function, a symbol...): keep its text instead.
+          this.host.result.writeValue(FrameKind.DEAD_LETTER, { ...letter, row: String(row) }, this.index);
+        }
+        return;
+      }
+    }
+  }
+
+  // --- SinkTask ------------------------------------------------------------------------------
+
+  waitFor(p: PromiseLike<unknown>): void {
+    this.waiting = p;
+    p.then(
+      () => {
+        this.waiting = null;
+        this.host.bells.ringAlways(this.host.bell);
+      },
+      (e: unknown) => {
+        this.asyncError = e;
+        this.waiting = null;
+        this.host.bells.ringAlways(this.host.bell);
+      },
+    );
+  }
+
+  sinkFailed(error: unknown): never {
+    throw new TaskFailure(
+      serializeError(error, {
+        operator: { id: -1, kind: 'sink', name: this.sinkName },
+        stage: this.stageId,
+        partition: this.partition,
+        userCode: !(error instanceof MillraceError),
+      }),
+    );
+  }
+
+  /** Best-effort cleanup when the query fails: lets a foreach writer see the error. */
+  abort(error: Error): void {
+    if (this.output instanceof SinkOutput) this.output.abort(error);
+  }
+
+  counters(): TaskCounters {
+    let latest = -1;
+    if (this.schedule !== null)
+      latest = Math.max(this.sourceOffset, this.schedule.dueCount(this.host.scheduleNow()));
+    return {
+      index: this.index,
+      sourceRows: this.sourceRows,
+      rowsIn: this.rowsIn,
+      rowsOut: this.rowsOut,
+      skipped: this.skipped,
+      deadLettered: this.deadLettered,
+      sourceOffset: this.isSource ? this.sourceOffset : -1,
+      latestOffset: latest,
+      epoch: this.epoch,
+      backpressureMs:
+        this.backpressureMs + (this.blockedSince === 0 ? 0 : performance.now() - this.blockedSince),
+    };
+  }
+}

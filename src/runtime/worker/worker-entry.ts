@@ -1,0 +1,43 @@
+import { ErrorCode, MillraceError, serializeError } from '../../errors.js';
+import { initHistograms } from '../../metrics/latency.js';
+import { planFingerprint } from '../../plan/fingerprint.js';
+import { planPhysical } from '../../plan/physical.js';
+import { importJob, planJob } from '../job-loader.js';
+import type { HostMessage, HostSpec } from '../messages.js';
+import { Host } from './host.js';
+import { TaskFailure } from './task.js';
+
+/**
+ * The Piscina task that hosts a set of long-running tasks on this worker thread. It imports the
+ * same job module as the driver, builds the same plan (checked by fingerprint), announces itself
+ * ready and runs the host loop until the query ends. Failures are reported on the port, located.
+ */
+export default async function runHost(spec: HostSpec): Promise<void> {
+  const { port, hostIndex } = spec;
+  const send = (m: HostMessage) => port.postMessage(m);
+  let host: Host | undefined;
+  try {
+    await initHistograms();
+    const job = await importJob(spec.jobUrl);
+    const plan = planJob(job, spec.params, spec.jobUrl);
+    const fingerprint = planFingerprint(plan, true);
+    if (fingerprint !== spec.fingerprint) {
+      throw new MillraceError(
+        ErrorCode.PLAN_MISMATCH,
+        `the job built a different plan in worker ${hostIndex} than in the driver: build(job) must be ` +
+          'deterministic (same parameters, same plan; no randomness or clock reads while building)',
+      );
+    }
+    host = new Host(spec, plan, planPhysical(plan, spec.physical));
+    send({ type: 'ready', hostIndex });
+    await host.run();
+    host.report(-1);
+  } catch (e) {
+    const error = e instanceof TaskFailure ? e.serialized : serializeError(e, host?.location());
+    host?.abort(e instanceof Error ? e : new Error(String(e)));
+    if (host) host.report(-1);
+    send({ type: 'failed', hostIndex, error });
+  } finally {
+    host?.dispose();
+  }
+}
