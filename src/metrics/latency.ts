@@ -115,6 +115,11 @@ export class LatencyAggregator {
     };
   }
 
+  /** Forgets the whole-run totals (e.g. after a warm-up); intervals are unaffected. */
+  resetTotal(): void {
+    this.total = emptySet();
+  }
+
   /** The whole run's e2e histogram (for percentile-distribution files and plots). */
   e2eHistogram(): hdr.Histogram {
     return this.total.e2e;

@@ -54,6 +54,20 @@ const FINAL_REPORT_GRACE_MS = 1000;
 
 const WORKER_FILE = new URL('../worker/worker-entry.js', import.meta.url).href;
 
+/** One round of asking every host for its counters and latency. */
+interface ReportRound {
+  gen: number;
+  answered: Set<number>;
+  requestedAt: number;
+  /** Build and emit a progress object when the round completes. */
+  progress: boolean;
+  waiters: (() => void)[];
+}
+
+function newRound(gen: number): ReportRound {
+  return { gen, answered: new Set(), requestedAt: performance.now(), progress: false, waiters: [] };
+}
+
 interface HostState {
   ready: boolean;
   done: boolean;
@@ -89,8 +103,9 @@ export class QueryRuntime {
   private flushSeq = 0;
   private flushWaiters: { id: number; resolve: () => void; reject: (e: Error) => void }[] = [];
   private reportGen = 0;
-  private pendingReports: Map<number, HostMessage & { type: 'report' }> | null = null;
-  private reportRequestedAt = 0;
+  /** The report round in flight, and the one asked for while it was (merged). */
+  private inFlight: ReportRound | null = null;
+  private queued: ReportRound | null = null;
   private pumpStopped = false;
   private pumpDone: Promise<void> | undefined;
   private allDone!: () => void;
@@ -254,9 +269,9 @@ export class QueryRuntime {
         this.absorb(m);
         if (m.gen === -1) {
           this.markDone(host);
-        } else if (this.pendingReports !== null && m.gen === this.reportGen) {
-          this.pendingReports.set(m.hostIndex, m);
-          this.maybeFinishProgress();
+        } else if (this.inFlight !== null && m.gen === this.inFlight.gen) {
+          this.inFlight.answered.add(m.hostIndex);
+          this.maybeFinishRound();
         }
         return;
       case 'failed': {
@@ -303,7 +318,7 @@ export class QueryRuntime {
   private markDone(host: HostState): void {
     if (host.done) return;
     host.done = true;
-    if (this.pendingReports !== null) this.maybeFinishProgress();
+    if (this.inFlight !== null) this.maybeFinishRound();
     if (this.hosts.length === this.hostSpecs.length && this.hosts.every((h) => h.done)) this.allDone();
   }
 
@@ -316,7 +331,7 @@ export class QueryRuntime {
 
   private scheduleProgress(at: number): void {
     this.timers.at(at, () => {
-      this.requestReports();
+      void this.requestReports(true);
       this.scheduleProgress(at + this.config.options.progressIntervalMs);
     });
   }
@@ -328,28 +343,61 @@ export class QueryRuntime {
     });
   }
 
-  /** Asks every host for its counters and latency; progress is built when all have answered. */
-  private requestReports(): void {
-    if (this.pendingReports !== null || this.shutDown) return;
-    this.pendingReports = new Map();
-    this.reportRequestedAt = performance.now();
-    this.reportGen++;
-    Atomics.store(this.control, REPORT_GEN_SLOT, this.reportGen);
-    this.bells.ringAll();
+  /**
+   * Asks every host for its counters and latency (they answer between two steps, even when busy).
+   * Rounds never overlap: one asked for while another is in flight starts when it completes.
+   */
+  private requestReports(progress: boolean): Promise<void> {
+    if (this.shutDown) return Promise.resolve();
+    return new Promise((resolve) => {
+      const starting = this.inFlight === null;
+      const round = starting ? this.startRound() : (this.queued ??= newRound(0));
+      round.progress ||= progress;
+      round.waiters.push(resolve);
+      // With no live host left there is nobody to answer: complete at once.
+      if (starting) this.maybeFinishRound();
+    });
   }
 
-  private maybeFinishProgress(): void {
-    const pending = this.pendingReports!;
-    for (let h = 0; h < this.hosts.length; h++) if (!this.hosts[h]!.done && !pending.has(h)) return;
-    this.pendingReports = null;
-    const p = this.progress.build({
-      now: this.config.clock.now(),
-      counters: this.counters,
-      latency: this.latency.takeInterval(),
-      reportLatencyMs: performance.now() - this.reportRequestedAt,
-      epoch: this.results.lastCommittedEpoch + 1,
-    });
-    this.listener.progress(p);
+  private startRound(): ReportRound {
+    const round = newRound(++this.reportGen);
+    this.inFlight = round;
+    Atomics.store(this.control, REPORT_GEN_SLOT, round.gen);
+    this.bells.ringAll();
+    return round;
+  }
+
+  private maybeFinishRound(): void {
+    const round = this.inFlight!;
+    for (let h = 0; h < this.hosts.length; h++) if (!this.hosts[h]!.done && !round.answered.has(h)) return;
+    this.inFlight = null;
+    if (round.progress) {
+      this.listener.progress(
+        this.progress.build({
+          now: this.config.clock.now(),
+          counters: this.counters,
+          latency: this.latency.takeInterval(),
+          reportLatencyMs: performance.now() - round.requestedAt,
+          epoch: this.results.lastCommittedEpoch + 1,
+        }),
+      );
+    }
+    for (const w of round.waiters) w();
+    const next = this.queued;
+    this.queued = null;
+    if (next !== null && !this.shutDown) {
+      const started = this.startRound();
+      started.progress = next.progress;
+      started.waiters.push(...next.waiters);
+      this.maybeFinishRound();
+    } else if (next !== null) {
+      for (const w of next.waiters) w();
+    }
+  }
+
+  /** Resolves once every host has reported what it counted and recorded up to now. */
+  collectMetrics(): Promise<void> {
+    return this.requestReports(false);
   }
 
   // --- the pump ----------------------------------------------------------------------------------
@@ -417,16 +465,8 @@ export class QueryRuntime {
     }
     await this.pool.destroy();
     for (const h of this.hosts) h.port.close();
-  }
-
-  /** Final counters, for the closing summary. */
-  finalProgress(): StreamingQueryProgress {
-    return this.progress.build({
-      now: this.config.clock.now(),
-      counters: this.counters,
-      latency: this.latency.takeInterval(),
-      reportLatencyMs: 0,
-      epoch: this.results.lastCommittedEpoch + 1,
-    });
+    for (const round of [this.inFlight, this.queued]) for (const w of round?.waiters ?? []) w();
+    this.inFlight = null;
+    this.queued = null;
   }
 }

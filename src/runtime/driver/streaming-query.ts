@@ -248,7 +248,21 @@ export class StreamingQuery extends EventEmitter<QueryEvents> {
     return [...this.runtime.results.deadLetters];
   }
 
-  /** Latency over the whole run so far, in ms. */
+  /**
+   * Resolves once every worker has reported what it counted and recorded so far, so that
+   * {@link latencySummary} includes every row emitted before the call.
+   */
+  async collectMetrics(): Promise<void> {
+    if (this.state === 'terminated' || this.state === 'failed') return;
+    await this.runtime.collectMetrics();
+  }
+
+  /** Starts the whole-run latency summary afresh (benchmarks call it after their warm-up). */
+  resetLatencySummary(): void {
+    this.runtime.latency.resetTotal();
+  }
+
+  /** Latency over the whole run so far (or since {@link resetLatencySummary}), in ms. */
   latencySummary(): Record<LatencyKind, LatencySummary> {
     return this.runtime.latency.summary();
   }

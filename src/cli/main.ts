@@ -1,0 +1,51 @@
+import { readFileSync } from 'node:fs';
+import { runBench } from './bench/index.js';
+import { demoCommand } from './demo/command.js';
+import { type CliIO, ExitCode, processIO } from './io.js';
+import { runCommand } from './run.js';
+
+const USAGE = `Millrace — low-latency stream processing for Node.js
+
+Usage:
+  millrace run <job> [--param k=v]... [--progress json|pretty] [--duration d]
+  millrace demo [--rate N] [--duration 30s]
+  millrace bench <scenario> [--rate N | --rates a,b,c] [--duration d] [--out dir]
+  millrace --version
+
+Exit codes: 0 done, 1 query failed, 2 bad usage or bad job.
+`;
+
+/** The `millrace` command line. Returns the exit code. */
+export async function main(argv: string[], io: CliIO = processIO()): Promise<number> {
+  const [command, ...rest] = argv;
+  switch (command) {
+    case 'run':
+      return runCommand(rest, io);
+    case 'demo':
+      return demoCommand(rest, io);
+    case 'bench':
+      return runBench(rest, io);
+    case 'help':
+    case '--help':
+    case '-h':
+      io.out(USAGE);
+      return ExitCode.OK;
+    case '--version':
+    case '-v':
+      io.out(`${version()}\n`);
+      return ExitCode.OK;
+    case undefined:
+      io.err(USAGE);
+      return ExitCode.USAGE;
+    default:
+      io.err(`millrace: unknown command '${command}'\n\n${USAGE}`);
+      return ExitCode.USAGE;
+  }
+}
+
+function version(): string {
+  const pkg = JSON.parse(readFileSync(new URL('../../../package.json', import.meta.url), 'utf8')) as {
+    version: string;
+  };
+  return pkg.version;
+}

@@ -1,0 +1,137 @@
+import { parseArgs } from 'node:util';
+import { MillraceError } from '../errors.js';
+import type { StreamingQueryProgress } from '../metrics/progress.js';
+import { startQuery } from '../runtime/driver/start-query.js';
+import type { StreamingQuery } from '../runtime/driver/streaming-query.js';
+import { parseDuration } from '../util/duration.js';
+import { formatMs, latencyTable, progressStatus } from './format.js';
+import { type CliIO, ExitCode } from './io.js';
+import { parseParams } from './params.js';
+import { StatusLine } from './status-line.js';
+
+export const RUN_USAGE = `Usage: millrace run <job> [--param k=v]... [--progress json|pretty] [--duration d]
+
+  <job>             a job module (.js or .ts) whose default export is defineJob(...)
+  --param, -p k=v   a job parameter (repeatable)
+  --progress mode   'pretty': a live status line; 'json': one progress object a line
+                    (default: pretty on a terminal, json otherwise)
+  --duration d      stop after d (e.g. 30s, 5 minutes); default: until Ctrl-C
+`;
+
+/** `millrace run <job>`: runs a job until it is interrupted, its duration ends, or it fails. */
+export async function runCommand(args: string[], io: CliIO): Promise<number> {
+  let values: { param?: string[]; progress?: string; duration?: string };
+  let positionals: string[];
+  try {
+    ({ values, positionals } = parseArgs({
+      args,
+      allowPositionals: true,
+      options: {
+        param: { type: 'string', short: 'p', multiple: true },
+        progress: { type: 'string' },
+        duration: { type: 'string' },
+      },
+    }));
+  } catch (e) {
+    io.err(`millrace run: ${(e as Error).message}\n\n${RUN_USAGE}`);
+    return ExitCode.USAGE;
+  }
+  if (positionals.length !== 1) {
+    io.err(`millrace run: name one job module\n\n${RUN_USAGE}`);
+    return ExitCode.USAGE;
+  }
+  const mode = values.progress ?? (io.isTTY ? 'pretty' : 'json');
+  if (mode !== 'pretty' && mode !== 'json') {
+    io.err(`millrace run: --progress must be 'pretty' or 'json', got '${mode}'\n`);
+    return ExitCode.USAGE;
+  }
+  let params: Record<string, string>;
+  let durationMs: number | undefined;
+  try {
+    params = parseParams(values.param);
+    durationMs = values.duration === undefined ? undefined : parseDuration(values.duration, '--duration');
+  } catch (e) {
+    io.err(`millrace run: ${(e as Error).message}\n`);
+    return ExitCode.USAGE;
+  }
+  const status = new StatusLine(io, mode === 'pretty' && io.isTTY);
+  let q: StreamingQuery;
+  try {
+    q = await startQuery(positionals[0]!, { params, console: (line, stream) => status.print(line, stream) });
+  } catch (e) {
+    io.err(`millrace run: ${describe(e)}\n`);
+    return ExitCode.USAGE;
+  }
+  return superviseQuery(q, io, {
+    durationMs,
+    onProgress: (p) => {
+      if (mode === 'json') status.print(JSON.stringify(p));
+      else status.update(progressStatus(p));
+    },
+    status,
+    summary: mode === 'pretty',
+  });
+}
+
+export interface SuperviseOptions {
+  durationMs: number | undefined;
+  onProgress(p: StreamingQueryProgress): void;
+  status: StatusLine;
+  /** Print the latency summary at the end. */
+  summary: boolean;
+  /** Extra lines for the summary. */
+  closing?: (q: StreamingQuery) => string[];
+}
+
+/**
+ * Watches a running query: progress to the screen, stop on Ctrl-C or when the duration ends,
+ * a latency summary at the end. Returns the exit code: 0 stopped, 1 failed.
+ */
+export async function superviseQuery(
+  q: StreamingQuery,
+  io: CliIO,
+  options: SuperviseOptions,
+): Promise<number> {
+  q.on('progress', options.onProgress);
+  let stopping = false;
+  const stop = () => {
+    if (stopping) return;
+    stopping = true;
+    options.status.print('stopping…', 'stderr');
+    q.stop().catch(() => {});
+  };
+  const unsubscribe = io.onInterrupt(stop);
+  const timer = options.durationMs === undefined ? undefined : setTimeout(stop, options.durationMs);
+  const started = performance.now();
+  try {
+    await q.awaitTermination();
+  } catch (e) {
+    options.status.end();
+    io.err(`millrace: the query failed: ${describe(e)}\n`);
+    if (e instanceof Error && e.stack) io.err(`${e.stack}\n`);
+    return ExitCode.QUERY_FAILED;
+  } finally {
+    clearTimeout(timer);
+    unsubscribe();
+    q.off('progress', options.onProgress);
+  }
+  options.status.end();
+  if (options.summary) {
+    const seconds = (performance.now() - started) / 1000;
+    const lines = options.closing?.(q) ?? [];
+    lines.push(`ran ${seconds.toFixed(1)} s; ${formatLatencyCount(q)}`);
+    lines.push(latencyTable(q.latencySummary(), ['e2e', 'processing', 'sourceQueuing']));
+    io.out(`${lines.join('\n')}\n`);
+  }
+  return ExitCode.OK;
+}
+
+function formatLatencyCount(q: StreamingQuery): string {
+  const s = q.latencySummary().e2e;
+  return `${s.count.toLocaleString('en-US')} rows reached the sink, mean e2e ${formatMs(s.mean)} ms`;
+}
+
+export function describe(e: unknown): string {
+  if (e instanceof MillraceError) return `${e.message} [${e.code}]`;
+  return e instanceof Error ? e.message : String(e);
+}

@@ -1,0 +1,98 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { fileURLToPath } from 'node:url';
+import { main } from '../../src/cli/main.js';
+import type { StreamingQueryProgress } from '../../src/index.js';
+import { fakeIO } from './fake-io.js';
+
+const fixture = (name: string) => fileURLToPath(new URL(`../fixtures/jobs/${name}`, import.meta.url));
+
+describe('millrace run', () => {
+  it('runs a job for its duration, printing one JSON progress object a line when not on a terminal', async () => {
+    const t = fakeIO();
+    const code = await main(
+      [
+        'run',
+        fixture('rate.js'),
+        '--param',
+        'rowsPerSecond=200',
+        '-p',
+        'progressInterval=300ms',
+        '--duration',
+        '1200ms',
+      ],
+      t.io,
+    );
+    assert.equal(code, 0, t.stderr());
+    const progress = t
+      .stdout()
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as StreamingQueryProgress);
+    assert.ok(progress.length >= 2, `several progress lines (got ${progress.length})`);
+    assert.ok(progress.every((p) => p.sources[0]?.description.startsWith('RateStreamV2')));
+    assert.ok(progress.reduce((n, p) => n + p.numInputRows, 0) > 0, 'rows were read');
+  });
+
+  it('stops on Ctrl-C and exits 0', async () => {
+    const t = fakeIO();
+    const running = main(['run', fixture('rate.js'), '--progress', 'json'], t.io);
+    // Ctrl-C as soon as the query is running: its first progress line shows it is.
+    const deadline = Date.now() + 30_000;
+    while (!t.stdout().includes('"runId"')) {
+      assert.ok(Date.now() < deadline, 'the query reported progress');
+      await new Promise((resolve) => setImmediate(resolve));
+    }
+    t.interrupt();
+    assert.equal(await running, 0);
+  });
+
+  it('exits 1 with the error when the query fails', async () => {
+    const t = fakeIO();
+    const code = await main(['run', fixture('failing-generator.js'), '--progress', 'json'], t.io);
+    assert.equal(code, 1);
+    assert.match(t.stderr(), /the query failed: row five is cursed .*\[TASK_FAILED\]/);
+  });
+
+  it('exits 2 on bad usage or a bad job, saying why', async () => {
+    const cases: [string[], RegExp][] = [
+      [[], /Usage:/],
+      [['explode'], /unknown command 'explode'/],
+      [['run'], /name one job module/],
+      [['run', fixture('rate.js'), '--param', 'novalue'], /--param expects key=value/],
+      [['run', fixture('rate.js'), '--duration', 'soon'], /cannot read 'soon'/],
+      [['run', fixture('rate.js'), '--bogus'], /Unknown option '--bogus'/],
+      [['run', '/no/such/job.js'], /cannot load job module.*\[INVALID_JOB\]/],
+      [['run', fixture('invalid.js'), '-p', 'case=complete-mode'], /\[OUTPUT_MODE_NOT_SUPPORTED\]/],
+      [['demo', '--rate', 'fast'], /--rate must be a positive number/],
+    ];
+    for (const [args, message] of cases) {
+      const t = fakeIO();
+      assert.equal(await main(args, t.io), 2, args.join(' '));
+      assert.match(t.stderr(), message, args.join(' '));
+    }
+  });
+
+  it('prints its version and usage', async () => {
+    const t = fakeIO();
+    assert.equal(await main(['--version'], t.io), 0);
+    assert.match(t.stdout(), /^\d+\.\d+\.\d+\n$/);
+    assert.equal(await main(['--help'], t.io), 0);
+    assert.match(t.stdout(), /millrace demo/);
+  });
+});
+
+describe('millrace demo', () => {
+  it('detects bursts, amount spikes and blocked countries in the card stream, then sums up latency', async () => {
+    const t = fakeIO();
+    const code = await main(['demo', '--rate', '10000', '--duration', '2s'], t.io);
+    assert.equal(code, 0, t.stderr());
+    const out = t.stdout();
+    for (const rule of ['burst', 'amount-spike', 'blocked-country']) {
+      assert.match(out, new RegExp(`ALERT ${rule}`), `${rule} alerts were printed`);
+    }
+    assert.match(out, /Fraud demo finished: \d+ alerts \(/);
+    assert.match(out, /latency \(ms\)\s+p50\s+p90\s+p99\s+p99\.9\s+p99\.99\s+max/);
+    assert.match(out, /^e2e\s+\d/m);
+  });
+});
