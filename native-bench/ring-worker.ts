@@ -83,9 +83,11 @@ function tputProducer(
     if (mode === 0) u8.set(template, at);
     else if (mode === 1) for (let k = at >> 3, end = k + words; k < end; k++) f64[k] = i;
     i32[at >> 2] = i;
-    p.commit(1);
+    // Staged like the engine's rows: the tail is published every few frames (and when full).
+    p.stage(1);
     i++;
   }
+  p.publish();
   return { kind: 'tput-producer' };
 }
 
@@ -101,7 +103,7 @@ function tputConsumer(sab: SharedArrayBuffer, total: number, warmup: number): Jo
       continue;
     }
     if (i32[c.payload >> 2] !== (i | 0)) errors++;
-    c.release();
+    c.releaseDeferred();
     if (++i === warmup) t0 = performance.now();
   }
   const seconds = (performance.now() - t0) / 1000;
@@ -154,6 +156,7 @@ function codecProducer(sab: SharedArrayBuffer, total: number): JobResult {
       while (!w.flush()) {}
     }
   }
+  w.publish();
   return { kind: 'codec-producer', fullEvents: w.fullEvents };
 }
 
@@ -171,7 +174,7 @@ function codecConsumer(sab: SharedArrayBuffer, total: number, warmup: number): J
     if (tagKind(ring.tag) !== FrameKind.DATA) errors++;
     const row = r.readRow() as Payment;
     if (row.ts !== 1_760_000_000_000 + (i & 4095)) errors++;
-    ring.release();
+    ring.releaseDeferred();
     if (++i === warmup) t0 = performance.now();
   }
   const seconds = (performance.now() - t0) / 1000;

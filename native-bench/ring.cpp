@@ -23,6 +23,8 @@
 // - The producer publishes tail with a release store after writing the frame; the consumer reads
 //   tail with an acquire load before reading it (and symmetrically for head and reuse of space).
 //   Each side re-reads the other's index only when its cached copy says full / empty.
+// - In the throughput test both sides publish their index every kPublishEvery frames (and when
+//   the ring looks full / empty), as the TypeScript ring's stage() / releaseDeferred() do.
 // - Spinning loops do not use a pause instruction, like the JavaScript ring (which has none).
 //
 // Usage:
@@ -94,6 +96,9 @@ struct Ring {
   Ring& operator=(const Ring&) = delete;
 };
 
+// Frames between two publications of tail (or head) in the batched paths, as in the TS ring.
+constexpr uint32_t kPublishEvery = 16;
+
 class Producer {
  public:
   explicit Producer(Ring& r) : r_(r) {}
@@ -105,6 +110,7 @@ class Producer {
     const uint32_t contiguous = r_.capacity - index;
     const uint32_t needed = size <= contiguous ? size : contiguous + size;
     if (r_.capacity - (tail_ - cachedHead_) < needed) {
+      publishStaged();  // staged frames must become visible, or the consumer never frees space
       cachedHead_ = r_.head.load(std::memory_order_acquire);
       if (r_.capacity - (tail_ - cachedHead_) < needed) return nullptr;
     }
@@ -123,6 +129,21 @@ class Producer {
   void commit(int32_t tag) {
     std::memcpy(r_.data + frameIndex_ + 4, &tag, 4);
     tail_ += frameSize_;
+    publishStaged();
+  }
+
+  // Completes the frame but publishes the tail only every kPublishEvery frames, like the
+  // TypeScript ring's stage(); publishStaged() makes the rest visible.
+  void stage(int32_t tag) {
+    std::memcpy(r_.data + frameIndex_ + 4, &tag, 4);
+    tail_ += frameSize_;
+    if (++staged_ >= kPublishEvery) publishStaged();
+  }
+
+  void publishStaged() {
+    if (published_ == tail_) return;
+    published_ = tail_;
+    staged_ = 0;
     publish(r_.tail, tail_);
   }
 
@@ -134,6 +155,8 @@ class Producer {
 
   Ring& r_;
   uint32_t tail_ = 0;
+  uint32_t published_ = 0;
+  uint32_t staged_ = 0;
   uint32_t cachedHead_ = 0;
   uint32_t frameIndex_ = 0;
   uint32_t frameSize_ = 0;
@@ -158,7 +181,10 @@ class Consumer {
     for (;;) {
       if (head_ == cachedTail_) {
         cachedTail_ = r_.tail.load(std::memory_order_acquire);
-        if (head_ == cachedTail_) return false;
+        if (head_ == cachedTail_) {
+          flushRelease();
+          return false;
+        }
       }
       const uint8_t* frame = r_.data + (head_ & r_.mask);
       std::memcpy(&length, frame, 4);
@@ -175,12 +201,27 @@ class Consumer {
 
   void release() {
     head_ += frameBytes(length);
+    flushRelease();
+  }
+
+  // Frees the frame's space lazily (every kPublishEvery frames, or when the ring is found empty).
+  void releaseDeferred() {
+    head_ += frameBytes(length);
+    if (++deferred_ >= kPublishEvery) flushRelease();
+  }
+
+  void flushRelease() {
+    if (released_ == head_) return;
+    released_ = head_;
+    deferred_ = 0;
     publish(r_.head, head_);
   }
 
  private:
   Ring& r_;
   uint32_t head_ = 0;
+  uint32_t released_ = 0;
+  uint32_t deferred_ = 0;
   uint32_t cachedTail_ = 0;
 };
 
@@ -232,9 +273,10 @@ int throughput(uint64_t frames, uint32_t payloadBytes, uint32_t capacity) {
       std::memcpy(at, payload.data(), payloadBytes);
       const uint32_t seq = static_cast<uint32_t>(i);
       std::memcpy(at, &seq, 4);
-      p.commit(1);
+      p.stage(1);
       i++;
     }
+    p.publishStaged();
   });
   Consumer c(*ring);
   uint64_t errors = 0;
@@ -244,7 +286,7 @@ int throughput(uint64_t frames, uint32_t payloadBytes, uint32_t capacity) {
     uint32_t seq;
     std::memcpy(&seq, c.payload, 4);
     if (seq != static_cast<uint32_t>(i)) errors++;
-    c.release();
+    c.releaseDeferred();
     if (++i == warmup) t0 = nowNs();
   }
   const int64_t t1 = nowNs();

@@ -39,7 +39,8 @@ interface PendingFrame {
 /**
  * The writing side of one channel: encodes rows and markers into a ring, or into a bounded pending
  * queue when the ring is full (backpressure: the owning task stops consuming its input until
- * `flush()` empties the queue, so at most one input row's output waits here).
+ * `flush()` empties the queue, so at most one input row's output waits here). Rows are staged and
+ * published every few frames; markers, `flush()` and `publish()` publish everything before them.
  */
 export class FrameWriter {
   private readonly packr = new Packr({ sequential: true });
@@ -68,7 +69,7 @@ export class FrameWriter {
         this.ring.f64[f + DATA_READ_TIME_FIELD] = readTime;
         this.ring.f64[f + DATA_ORIGIN_FIELD] = origin;
         body.copy(this.ring.buf, at + DATA_PREFIX_BYTES, body.start, body.end);
-        this.ring.commit(makeTag(FrameKind.DATA, arg));
+        this.ring.stage(makeTag(FrameKind.DATA, arg));
         this.framesWritten++;
         return true;
       }
@@ -109,7 +110,7 @@ export class FrameWriter {
       const at = this.ring.reserve(body.end - body.start);
       if (at >= 0) {
         body.copy(this.ring.buf, at, body.start, body.end);
-        this.ring.commit(tag);
+        this.ring.stage(tag);
         return true;
       }
       this.fullEvents++;
@@ -141,11 +142,20 @@ export class FrameWriter {
         this.ring.f64[f + 2] = p.f2;
       }
       if (p.body !== null) p.body.copy(this.ring.buf, at + p.fields * 8);
-      this.ring.commit(p.tag);
+      this.ring.stage(p.tag);
       if (p.fields === 3) this.framesWritten++;
     }
     if (i > 0) q.splice(0, i);
+    this.ring.publish();
     return q.length === 0;
+  }
+
+  /**
+   * Makes the rows written so far visible to the reader. Rows are staged and published in small
+   * batches (markers are published at once); the owner calls this whenever it stops writing.
+   */
+  publish(): void {
+    this.ring.publish();
   }
 
   get pendingFrames(): number {

@@ -20,6 +20,9 @@ import {
 
 const PAD = 0;
 
+/** Frames staged (or released lazily) before the position is published anyway. */
+export const PUBLISH_EVERY = 16;
+
 /** Allocates and initialises the shared memory of one ring (layout in ring-layout.ts). */
 export function createRing(
   capacityBytes: number = DEFAULT_RING_CAPACITY,
@@ -86,6 +89,9 @@ class RingView {
  */
 export class RingProducer extends RingView {
   private tail: number;
+  /** The tail the consumer can see (last value stored in TAIL_SLOT). */
+  private published: number;
+  private staged = 0;
   private cachedHead: number;
   private frameStart = 0;
   private frameSize = 0;
@@ -93,6 +99,7 @@ export class RingProducer extends RingView {
   constructor(sab: SharedArrayBuffer, bells: DoorbellTable | null = null) {
     super(sab, bells);
     this.tail = Atomics.load(this.i32, TAIL_SLOT);
+    this.published = this.tail;
     this.cachedHead = Atomics.load(this.i32, HEAD_SLOT);
   }
 
@@ -121,6 +128,8 @@ export class RingProducer extends RingView {
     if (this.capacity - ((this.tail - this.cachedHead) | 0) < needed) {
       this.cachedHead = Atomics.load(this.i32, HEAD_SLOT);
       if (this.capacity - ((this.tail - this.cachedHead) | 0) < needed) {
+        // Frames staged but not yet published would never be consumed: publish them first.
+        this.publish();
         // Raise the flag, then look again: if the consumer freed space between our load and the
         // flag, it may not have seen the flag, so we must not go to sleep on a stale reading.
         Atomics.store(this.i32, WANT_SPACE_SLOT, 1);
@@ -143,11 +152,32 @@ export class RingProducer extends RingView {
     return this.frameStart + FRAME_HEADER_BYTES;
   }
 
-  /** Publishes the reserved frame and wakes the consumer if it is parked. */
+  /** Publishes the reserved frame (and any staged before it) and wakes the consumer if it is parked. */
   commit(tag: number): void {
     this.i32[(this.frameStart >> 2) + FRAME_TAG_FIELD] = tag;
     this.tail = (this.tail + this.frameSize) | 0;
-    // Publishing TAIL is the release point for the frame's bytes (see ring-layout.ts).
+    this.publish();
+  }
+
+  /**
+   * Completes the reserved frame without publishing it yet: the consumer sees it at the next
+   * `publish()`, which happens by itself every {@link PUBLISH_EVERY} frames and whenever the ring
+   * looks full. Publishing is a sequentially consistent store that waits for the consumer's core to
+   * give up the cache line; staging amortises it over a batch. Callers must `publish()` when they
+   * stop writing (the end of a task's step), or staged frames wait.
+   */
+  stage(tag: number): void {
+    this.i32[(this.frameStart >> 2) + FRAME_TAG_FIELD] = tag;
+    this.tail = (this.tail + this.frameSize) | 0;
+    if (++this.staged >= PUBLISH_EVERY) this.publish();
+  }
+
+  /** Makes every completed frame visible to the consumer, and rings it if it is parked. */
+  publish(): void {
+    if (this.published === this.tail) return;
+    this.published = this.tail;
+    this.staged = 0;
+    // Publishing TAIL is the release point for the frames' bytes (see ring-layout.ts).
     Atomics.store(this.i32, TAIL_SLOT, this.tail);
     if (this.bells !== null && this.consumerBell >= 0) this.bells.ring(this.consumerBell);
   }
@@ -173,6 +203,9 @@ export class RingProducer extends RingView {
  */
 export class RingConsumer extends RingView {
   private head: number;
+  /** The head the producer can see (last value stored in HEAD_SLOT). */
+  private released: number;
+  private deferred = 0;
   private cachedTail: number;
   private currentSize = 0;
   /** Tag of the current frame (valid after poll() returned true). */
@@ -185,6 +218,7 @@ export class RingConsumer extends RingView {
   constructor(sab: SharedArrayBuffer, bells: DoorbellTable | null = null) {
     super(sab, bells);
     this.head = Atomics.load(this.i32, HEAD_SLOT);
+    this.released = this.head;
     this.cachedTail = Atomics.load(this.i32, TAIL_SLOT);
   }
 
@@ -200,7 +234,11 @@ export class RingConsumer extends RingView {
     for (;;) {
       if (this.head === this.cachedTail) {
         this.cachedTail = Atomics.load(this.i32, TAIL_SLOT);
-        if (this.head === this.cachedTail) return false;
+        if (this.head === this.cachedTail) {
+          // Drained: hand back what was read before looking away.
+          this.flushRelease();
+          return false;
+        }
       }
       const start = DATA_START_BYTE + (this.head & this.mask);
       const header = start >> 2;
@@ -208,7 +246,6 @@ export class RingConsumer extends RingView {
       const tag = this.i32[header + FRAME_TAG_FIELD]!;
       if ((tag & TAG_KIND_MASK) === PAD) {
         this.head = (this.head + FRAME_HEADER_BYTES + length) | 0;
-        Atomics.store(this.i32, HEAD_SLOT, this.head);
         continue;
       }
       this.tag = tag;
@@ -219,9 +256,28 @@ export class RingConsumer extends RingView {
     }
   }
 
-  /** Frees the current frame's space; wakes the producer if it is waiting for space. */
+  /** Frees the current frame's space at once; wakes the producer if it is waiting for space. */
   release(): void {
     this.head = (this.head + this.currentSize) | 0;
+    this.flushRelease();
+  }
+
+  /**
+   * Frees the current frame's space lazily: the producer sees it every {@link PUBLISH_EVERY}
+   * frames, when the ring is found empty, and at `flushRelease()`. Callers must `flushRelease()`
+   * when they stop reading this ring (the end of a task's step), or a producer waiting for space
+   * could wait forever.
+   */
+  releaseDeferred(): void {
+    this.head = (this.head + this.currentSize) | 0;
+    if (++this.deferred >= PUBLISH_EVERY) this.flushRelease();
+  }
+
+  /** Publishes the consumed position; wakes the producer if it is waiting for space. */
+  flushRelease(): void {
+    if (this.released === this.head) return;
+    this.released = this.head;
+    this.deferred = 0;
     Atomics.store(this.i32, HEAD_SLOT, this.head);
     // Checked after publishing HEAD: a producer that raised the flag before our store re-reads
     // HEAD after raising it, so one of the two sides always sees the other (see reserve()).

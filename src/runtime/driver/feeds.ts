@@ -88,6 +88,7 @@ export class MemorySourceFeed {
         writer.writeData(row, partition, this.precise.now(), 0, offset);
       } catch (cause) {
         log.pop();
+        writer.publish();
         throw new MillraceError(
           ErrorCode.RECORD_NOT_ENCODABLE,
           `addData: row ${offset} of source '${this.spec.name}' cannot be sent to the engine: ${(cause as Error).message}`,
@@ -95,6 +96,7 @@ export class MemorySourceFeed {
         );
       }
     }
+    writer.publish();
     return log.length;
   }
 

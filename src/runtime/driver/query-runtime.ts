@@ -1,3 +1,4 @@
+import { once } from 'node:events';
 import { availableParallelism } from 'node:os';
 import { MessageChannel, type MessagePort } from 'node:worker_threads';
 import { Piscina } from 'piscina';
@@ -463,8 +464,11 @@ export class QueryRuntime {
       if (this.failure) w.reject(this.failure);
       else w.resolve();
     }
-    await this.pool.destroy();
+    // Ports close asynchronously: wait for them, so no handle outlives stop().
+    const closed = this.hosts.map((h) => once(h.port, 'close'));
     for (const h of this.hosts) h.port.close();
+    await this.pool.destroy();
+    await Promise.all(closed);
     for (const round of [this.inFlight, this.queued]) for (const w of round?.waiters ?? []) w();
     this.inFlight = null;
     this.queued = null;

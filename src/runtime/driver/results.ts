@@ -60,9 +60,10 @@ export class Results {
       const ring = r.ring;
       while (n < budget && ring.poll()) {
         this.handle(r, ring.tag & TAG_KIND_MASK, tagArg(ring.tag));
-        ring.release();
+        ring.releaseDeferred();
         n++;
       }
+      ring.flushRelease();
     }
     return n;
   }

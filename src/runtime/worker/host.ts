@@ -82,6 +82,8 @@ export class Host implements HostContext {
         if (!t.finished) live++;
       }
       this.current = undefined;
+      // Dead letters (any task) and driver-side sink rows are published once per pass.
+      this.result.publish();
       if (live === 0) return;
       const now = performance.now();
       if (progressed) {

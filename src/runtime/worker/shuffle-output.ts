@@ -50,4 +50,8 @@ export class ShuffleOutput implements TaskOutput {
   flush(): boolean {
     return this.set.flush();
   }
+
+  publish(): void {
+    this.set.publish();
+  }
 }

@@ -70,6 +70,10 @@ export class SinkOutput implements TaskOutput {
   flush(): boolean {
     return this.host.result.flush();
   }
+
+  publish(): void {
+    this.host.result.publish();
+  }
 }
 
 /** Memory and console sinks: rows travel to the driver, which stores or prints them. */

@@ -10,6 +10,8 @@ export interface TaskOutput extends RowSink {
   readonly blocked: boolean;
   /** Retries waiting frames; true when none are left. */
   flush(): boolean;
+  /** Makes everything written so far visible downstream (called at the end of every step). */
+  publish(): void;
 }
 
 /** Writers for a set of rings, with the blocked/flush bookkeeping every multi-ring output shares. */
@@ -33,6 +35,10 @@ export class WriterSet {
 
   marker(kind: number, value: number): void {
     for (let i = 0; i < this.writers.length; i++) this.writers[i]!.writeMarker(kind, value);
+  }
+
+  publish(): void {
+    for (let i = 0; i < this.writers.length; i++) this.writers[i]!.publish();
   }
 
   fullEvents(): number {

@@ -130,8 +130,20 @@ export class Task implements OperatorContext, SinkTask {
     }
   }
 
-  /** Does some work if there is any; returns whether it did. Never blocks. */
+  /**
+   * Does some work if there is any; returns whether it did. Never blocks. Whatever the step wrote
+   * is published, and whatever it read is handed back, before it returns.
+   */
   step(): boolean {
+    try {
+      return this.work();
+    } finally {
+      this.output.publish();
+      for (let i = 0; i < this.inputs.length; i++) this.inputs[i]!.reader.ring.flushRelease();
+    }
+  }
+
+  private work(): boolean {
     if (this.finished) return false;
     if (this.asyncError !== NO_ERROR) this.sinkFailed(this.asyncError);
     if (this.waiting !== null) return false;
@@ -154,7 +166,7 @@ export class Task implements OperatorContext, SinkTask {
         const kind = ring.tag & TAG_KIND_MASK;
         if (kind === FrameKind.DATA) {
           this.onData(input);
-          ring.release();
+          ring.releaseDeferred();
         } else if (!this.onMarker(input, kind)) {
           return true;
         }
@@ -233,7 +245,7 @@ export class Task implements OperatorContext, SinkTask {
       if (this.schedule.dueTime(this.sourceOffset) <= this.markerCutoff) return false;
       this.markerCutoff = Number.NaN;
     }
-    ring.release();
+    ring.releaseDeferred();
     switch (kind) {
       case FrameKind.BARRIER:
         input.aligned = true;
