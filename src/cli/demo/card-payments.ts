@@ -9,6 +9,8 @@
  * - a payment from a blocked country.
  */
 
+import { fmix32 } from '../../runtime/partitioner.js';
+
 export interface Payment {
   txId: string;
   cardId: string;
@@ -29,15 +31,9 @@ export const BURST_LENGTH = 8;
 const SPIKE_EVERY = 3001;
 const BLOCKED_EVERY = 3203;
 
-/** A 32-bit integer hash of two integers (murmur3 finaliser). */
+/** A 32-bit integer hash of two integers. */
 function mix(a: number, b: number): number {
-  let h = Math.imul(a ^ 0x9e3779b9, 0x85ebca6b) ^ Math.imul(b + 0x632be5ab, 0xc2b2ae35);
-  h ^= h >>> 16;
-  h = Math.imul(h, 0x85ebca6b);
-  h ^= h >>> 13;
-  h = Math.imul(h, 0xc2b2ae35);
-  h ^= h >>> 16;
-  return h >>> 0;
+  return fmix32(Math.imul(a ^ 0x9e3779b9, 0x85ebca6b) ^ Math.imul(b + 0x632be5ab, 0xc2b2ae35));
 }
 
 /** A uniform number in [0, 1) drawn from (seed, k). */

@@ -17,6 +17,7 @@ import { PreciseTime } from '../time/precise-time.js';
 import { createTimerQueue, type TimerQueue } from '../time/timer-queue.js';
 import { Feeds } from './feeds.js';
 import { ProgressBuilder } from './progress-builder.js';
+import { ReportRounds } from './report-rounds.js';
 import { Results } from './results.js';
 import { wire } from './wiring.js';
 
@@ -55,20 +56,6 @@ const FINAL_REPORT_GRACE_MS = 1000;
 
 const WORKER_FILE = new URL('../worker/worker-entry.js', import.meta.url).href;
 
-/** One round of asking every host for its counters and latency. */
-interface ReportRound {
-  gen: number;
-  answered: Set<number>;
-  requestedAt: number;
-  /** Build and emit a progress object when the round completes. */
-  progress: boolean;
-  waiters: (() => void)[];
-}
-
-function newRound(gen: number): ReportRound {
-  return { gen, answered: new Set(), requestedAt: performance.now(), progress: false, waiters: [] };
-}
-
 interface HostState {
   ready: boolean;
   done: boolean;
@@ -103,10 +90,7 @@ export class QueryRuntime {
   private nextEpoch = 0;
   private flushSeq = 0;
   private flushWaiters: { id: number; resolve: () => void; reject: (e: Error) => void }[] = [];
-  private reportGen = 0;
-  /** The report round in flight, and the one asked for while it was (merged). */
-  private inFlight: ReportRound | null = null;
-  private queued: ReportRound | null = null;
+  private readonly rounds: ReportRounds;
   private pumpStopped = false;
   private pumpDone: Promise<void> | undefined;
   private allDone!: () => void;
@@ -134,6 +118,23 @@ export class QueryRuntime {
     this.timers = createTimerQueue(clock);
     this.startTime = clock.now();
     this.progress = new ProgressBuilder(config, this.feeds, this.startTime);
+    this.rounds = new ReportRounds({
+      ask: (gen) => {
+        Atomics.store(this.control, REPORT_GEN_SLOT, gen);
+        this.bells.ringAll();
+      },
+      liveHosts: () => this.hosts.flatMap((h, i) => (h.done ? [] : [i])),
+      progress: (requestedAt) =>
+        this.listener.progress(
+          this.progress.build({
+            now: this.config.clock.now(),
+            counters: this.counters,
+            latency: this.latency.takeInterval(),
+            reportLatencyMs: performance.now() - requestedAt,
+            epoch: this.results.lastCommittedEpoch + 1,
+          }),
+        ),
+    });
     this.allDonePromise = new Promise((resolve) => {
       this.allDone = resolve;
     });
@@ -270,9 +271,8 @@ export class QueryRuntime {
         this.absorb(m);
         if (m.gen === -1) {
           this.markDone(host);
-        } else if (this.inFlight !== null && m.gen === this.inFlight.gen) {
-          this.inFlight.answered.add(m.hostIndex);
-          this.maybeFinishRound();
+        } else {
+          this.rounds.answered(m.hostIndex, m.gen);
         }
         return;
       case 'failed': {
@@ -319,7 +319,7 @@ export class QueryRuntime {
   private markDone(host: HostState): void {
     if (host.done) return;
     host.done = true;
-    if (this.inFlight !== null) this.maybeFinishRound();
+    this.rounds.hostEnded();
     if (this.hosts.length === this.hostSpecs.length && this.hosts.every((h) => h.done)) this.allDone();
   }
 
@@ -332,7 +332,7 @@ export class QueryRuntime {
 
   private scheduleProgress(at: number): void {
     this.timers.at(at, () => {
-      void this.requestReports(true);
+      void this.rounds.request(true);
       this.scheduleProgress(at + this.config.options.progressIntervalMs);
     });
   }
@@ -344,61 +344,9 @@ export class QueryRuntime {
     });
   }
 
-  /**
-   * Asks every host for its counters and latency (they answer between two steps, even when busy).
-   * Rounds never overlap: one asked for while another is in flight starts when it completes.
-   */
-  private requestReports(progress: boolean): Promise<void> {
-    if (this.shutDown) return Promise.resolve();
-    return new Promise((resolve) => {
-      const starting = this.inFlight === null;
-      const round = starting ? this.startRound() : (this.queued ??= newRound(0));
-      round.progress ||= progress;
-      round.waiters.push(resolve);
-      // With no live host left there is nobody to answer: complete at once.
-      if (starting) this.maybeFinishRound();
-    });
-  }
-
-  private startRound(): ReportRound {
-    const round = newRound(++this.reportGen);
-    this.inFlight = round;
-    Atomics.store(this.control, REPORT_GEN_SLOT, round.gen);
-    this.bells.ringAll();
-    return round;
-  }
-
-  private maybeFinishRound(): void {
-    const round = this.inFlight!;
-    for (let h = 0; h < this.hosts.length; h++) if (!this.hosts[h]!.done && !round.answered.has(h)) return;
-    this.inFlight = null;
-    if (round.progress) {
-      this.listener.progress(
-        this.progress.build({
-          now: this.config.clock.now(),
-          counters: this.counters,
-          latency: this.latency.takeInterval(),
-          reportLatencyMs: performance.now() - round.requestedAt,
-          epoch: this.results.lastCommittedEpoch + 1,
-        }),
-      );
-    }
-    for (const w of round.waiters) w();
-    const next = this.queued;
-    this.queued = null;
-    if (next !== null && !this.shutDown) {
-      const started = this.startRound();
-      started.progress = next.progress;
-      started.waiters.push(...next.waiters);
-      this.maybeFinishRound();
-    } else if (next !== null) {
-      for (const w of next.waiters) w();
-    }
-  }
-
   /** Resolves once every host has reported what it counted and recorded up to now. */
   collectMetrics(): Promise<void> {
-    return this.requestReports(false);
+    return this.rounds.request(false);
   }
 
   // --- the pump ----------------------------------------------------------------------------------
@@ -469,8 +417,6 @@ export class QueryRuntime {
     for (const h of this.hosts) h.port.close();
     await this.pool.destroy();
     await Promise.all(closed);
-    for (const round of [this.inFlight, this.queued]) for (const w of round?.waiters ?? []) w();
-    this.inFlight = null;
-    this.queued = null;
+    this.rounds.close();
   }
 }
