@@ -1,8 +1,83 @@
 import type { CliIO } from '../io.js';
 import { ExitCode } from '../io.js';
+import { IDLE_USAGE, parseIdleArgs, runIdle } from './idle.js';
+import { UsageError } from './options.js';
+import { renderIdleReport, renderStatelessReport } from './report.js';
+import { parseStatelessArgs, runStateless, STATELESS_USAGE } from './stateless.js';
 
-/** `millrace bench <scenario> ...` */
+export const BENCH_USAGE = `millrace bench <scenario> [options]
+
+Scenarios:
+  stateless   E1 latency at constant rates and T1 sustainable throughput (--find-max), beside a
+              postMessage worker pipeline doing the same work
+  idle        I1: CPU used by a query that receives no data
+
+millrace bench <scenario> --help shows the options of a scenario. Method and targets: docs/benchmarks.md.
+`;
+
+interface Scenario {
+  usage: string;
+  run(args: string[], io: CliIO, signal: AbortSignal): Promise<void>;
+}
+
+const SCENARIOS: Record<string, Scenario> = {
+  stateless: {
+    usage: STATELESS_USAGE,
+    async run(args, io, signal) {
+      const options = parseStatelessArgs(args);
+      const result = await runStateless(options, io, signal);
+      io.out(options.json ? `${JSON.stringify(result, null, 2)}\n` : renderStatelessReport(result));
+    },
+  },
+  idle: {
+    usage: IDLE_USAGE,
+    async run(args, io, signal) {
+      const options = parseIdleArgs(args);
+      const result = await runIdle(options, signal);
+      io.out(options.json ? `${JSON.stringify(result, null, 2)}\n` : renderIdleReport(result));
+    },
+  },
+};
+
+/**
+ * `millrace bench <scenario> ...`: runs a benchmark and prints its report. A missed target is a
+ * result, not an error: the exit status is 0 unless the command line is wrong (2) or the run
+ * failed or was interrupted (1).
+ */
 export async function runBench(args: string[], io: CliIO): Promise<number> {
-  io.err(`millrace bench: no scenario available yet (${args.join(' ')})\n`);
-  return ExitCode.USAGE;
+  const [name, ...rest] = args;
+  if (name === undefined || name === '--help' || name === '-h' || name === 'help') {
+    (name === undefined ? io.err : io.out)(BENCH_USAGE);
+    return name === undefined ? ExitCode.USAGE : ExitCode.OK;
+  }
+  const scenario = SCENARIOS[name];
+  if (scenario === undefined) {
+    io.err(
+      `millrace bench: unknown scenario '${name}' (known: ${Object.keys(SCENARIOS).join(', ')})\n\n${BENCH_USAGE}`,
+    );
+    return ExitCode.USAGE;
+  }
+  if (rest.includes('--help') || rest.includes('-h')) {
+    io.out(scenario.usage);
+    return ExitCode.OK;
+  }
+  const abort = new AbortController();
+  const unsubscribe = io.onInterrupt(() => abort.abort());
+  try {
+    await scenario.run(rest, io, abort.signal);
+    return ExitCode.OK;
+  } catch (e) {
+    if (e instanceof UsageError) {
+      io.err(`millrace bench ${name}: ${e.message}\n\n${scenario.usage}`);
+      return ExitCode.USAGE;
+    }
+    if (abort.signal.aborted) {
+      io.err(`millrace bench ${name}: interrupted\n`);
+      return ExitCode.QUERY_FAILED;
+    }
+    io.err(`millrace bench ${name}: failed: ${e instanceof Error ? (e.stack ?? e.message) : String(e)}\n`);
+    return ExitCode.QUERY_FAILED;
+  } finally {
+    unsubscribe();
+  }
 }

@@ -1,0 +1,92 @@
+import type { CliIO } from '../io.js';
+import { formatRate } from './format.js';
+import { measureOnce } from './measure.js';
+import { RateSearch } from './rate-search.js';
+import type { StatelessOptions } from './stateless.js';
+import { E1_RATE } from './targets.js';
+import { SYSTEM_LABEL, type SystemName, type SystemRun } from './types.js';
+
+export interface FindMaxResult {
+  /** Highest sustainable rate found (0: none). */
+  best: number;
+  /** Lowest rate found unsustainable (null: none). */
+  worst: number | null;
+  tried: {
+    rate: number;
+    sustainable: boolean;
+    /** Probes run at this rate (a failed one is repeated once). */
+    attempts: number;
+    /** p99 and reasons of the last probe. */
+    p99: number;
+    reasons: string[];
+    foreignCpuPercent: number;
+  }[];
+  warmupMs: number;
+  durationMs: number;
+}
+
+/**
+ * Probes of --find-max are shorter than full runs, but keep a 3-s warm-up: the engine starts a
+ * generator's schedule before its worker runs, and the backlog of the first second takes a while
+ * to work off.
+ */
+const PROBE_MAX_WARMUP_MS = 3000;
+const PROBE_MAX_DURATION_MS = 2000;
+/** Start, stop and worker start-up around each probe, for the time budget. */
+const PROBE_OVERHEAD_MS = 1500;
+/** Probes run at one rate before it counts as not sustainable. */
+const PROBE_ATTEMPTS = 2;
+
+/** T1: the highest rate at which `system` is sustainable, within a time budget. */
+export async function searchMax(
+  system: SystemName,
+  o: StatelessOptions,
+  budgetMs: number,
+  io: CliIO,
+  signal: AbortSignal,
+): Promise<FindMaxResult> {
+  const warmupMs = Math.min(o.warmupMs, PROBE_MAX_WARMUP_MS);
+  const durationMs = Math.min(o.durationMs, PROBE_MAX_DURATION_MS);
+  const search = new RateSearch(E1_RATE, { precision: 0.1, floor: 1000, ceiling: 20_000_000, step: 10_000 });
+  const tried: FindMaxResult['tried'] = [];
+  const started = performance.now();
+  const probeMs = warmupMs + durationMs + PROBE_OVERHEAD_MS;
+  const timeLeft = () => performance.now() - started + probeMs <= budgetMs;
+  for (let rate = search.next(); rate !== null; rate = search.next()) {
+    if (!timeLeft()) {
+      io.err(`find-max: ${SYSTEM_LABEL[system]}: time budget spent\n`);
+      break;
+    }
+    // A failed probe is tried once more: noise from the machine only ever makes a run worse, so
+    // one sustained probe shows the rate can be sustained; two failures show it cannot.
+    let attempts = 0;
+    let run: SystemRun | undefined;
+    do {
+      attempts++;
+      io.err(`find-max: ${SYSTEM_LABEL[system]} at ${formatRate(rate)} rows/s (attempt ${attempts})\n`);
+      ({ run } = await measureOnce(system, io, {
+        rate,
+        warmupMs,
+        durationMs,
+        spinMicros: o.spinMicros,
+        signal,
+      }));
+    } while (!run.sustainable && attempts < PROBE_ATTEMPTS && timeLeft());
+    search.record(rate, run.sustainable);
+    tried.push({
+      rate,
+      sustainable: run.sustainable,
+      attempts,
+      p99: run.latency.p99,
+      reasons: run.reasons,
+      foreignCpuPercent: run.foreignCpuPercent,
+    });
+  }
+  return {
+    best: search.best,
+    worst: search.worst === Number.POSITIVE_INFINITY ? null : search.worst,
+    tried,
+    warmupMs,
+    durationMs,
+  };
+}

@@ -1,0 +1,53 @@
+import { defineJob, sinks, sources } from '../../index.js';
+import { reportClockError } from './clock-probe.js';
+import { enrich, type Payment, payment, screen } from './payments.js';
+
+/**
+ * The job of `millrace bench stateless` (E1, T1): generated card payments at a constant rate
+ * (parameter `rowsPerSecond`, one partition), one hash shuffle by card (so exactly one thread hop:
+ * the generator runs on one worker, the filter and map on the other), then a blackhole foreach sink.
+ * Latency is recorded by the engine at the sink, from each row's scheduled time.
+ *
+ * Parameters: `rowsPerSecond` (default 100 000); `spinMicros` (how long an idle worker polls before
+ * it parks; default: the engine's); `clockChannel` (a BroadcastChannel name: the source and sink
+ * threads report their clock error on it once, see clock-probe.ts).
+ */
+export default defineJob((job) => {
+  const spinMicros = job.param('spinMicros', -1);
+  const clockChannel = job.param('clockChannel', '');
+  let sourceChecked = clockChannel === '';
+  let sinkChecked = clockChannel === '';
+  const writer = job
+    .readStream(
+      sources.generator<Payment>({
+        name: 'payments',
+        rowsPerSecond: job.param('rowsPerSecond', 100_000),
+        partitions: 1,
+        generate: (partition, offset, scheduled) => {
+          if (!sourceChecked) {
+            sourceChecked = true;
+            reportClockError(clockChannel, 'source');
+          }
+          return payment(partition, offset, scheduled);
+        },
+      }),
+    )
+    .repartition('cardId', 1)
+    .filter(screen, { name: 'screen' })
+    .map(enrich, { name: 'enrich' })
+    .writeStream(
+      sinks.foreach({
+        open: () => {
+          if (!sinkChecked) {
+            sinkChecked = true;
+            reportClockError(clockChannel, 'sink');
+          }
+          return true;
+        },
+        process: () => {},
+      }),
+    )
+    .queryName('bench-stateless')
+    .options({ workers: 2 });
+  return spinMicros >= 0 ? writer.options({ spinMicros }) : writer;
+});

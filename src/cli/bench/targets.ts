@@ -1,0 +1,51 @@
+import { formatLatency, formatRate } from './format.js';
+
+/** One figure checked against its target of BENCH.md. */
+export interface TargetCheck {
+  id: 'E1' | 'T1' | 'I1';
+  what: string;
+  measured: number;
+  unit: 'ms' | 'rows/s' | '%' | '×';
+  comparison: '<=' | '>=';
+  target: number;
+  /** measured / target: at most 1 passes a `<=` target, at least 1 a `>=` one. */
+  ratio: number;
+  pass: boolean;
+  /** What the reader should know about the figure (e.g. the clock skew it includes). */
+  note?: string;
+}
+
+export function check(
+  id: TargetCheck['id'],
+  what: string,
+  measured: number,
+  unit: TargetCheck['unit'],
+  comparison: TargetCheck['comparison'],
+  target: number,
+): TargetCheck {
+  const pass = comparison === '<=' ? measured <= target : measured >= target;
+  return { id, what, measured, unit, comparison, target, ratio: measured / target, pass };
+}
+
+/** E1 is defined at this rate. */
+export const E1_RATE = 100_000;
+export const E1_P50_MS = 0.05;
+export const E1_P99_MS = 0.5;
+export const E1_P999_MS = 2;
+/** Millrace's p99 at most this fraction of the postMessage pipeline's. */
+export const E1_VS_BASELINE = 0.5;
+export const T1_ROWS_PER_SECOND = 1_000_000;
+export const I1_CPU_PERCENT = 2;
+
+export function formatValue(value: number, unit: TargetCheck['unit']): string {
+  switch (unit) {
+    case 'ms':
+      return formatLatency(value);
+    case 'rows/s':
+      return `${formatRate(value)} rows/s`;
+    case '%':
+      return `${value.toFixed(2)} %`;
+    case '×':
+      return `${value.toFixed(2)}×`;
+  }
+}

@@ -1,0 +1,64 @@
+import type { Histogram } from 'hdr-histogram-js';
+import type { LatencySummary } from '../../metrics/latency.js';
+
+/** The systems a scenario compares: Millrace, and the `postMessage` worker pipeline. */
+export const SYSTEMS = ['millrace', 'postmessage'] as const;
+export type SystemName = (typeof SYSTEMS)[number];
+
+export const SYSTEM_LABEL: Record<SystemName, string> = {
+  millrace: 'Millrace',
+  postmessage: 'postMessage',
+};
+
+/** How one system is driven for one measured run. */
+export interface RunSettings {
+  /** Rows per second, constant. */
+  rate: number;
+  /** Run time before the measured window (JIT warm-up, worker start); not measured. */
+  warmupMs: number;
+  /** Length of the measured window. */
+  durationMs: number;
+  /** Millrace's `spinMicros` (undefined: the engine's default). */
+  spinMicros: number | undefined;
+  signal: AbortSignal;
+}
+
+/** Rows due but not yet emitted at the sink, sampled about once a second in the window. */
+export interface BacklogStats {
+  /** The last sample (null: none was taken, the window was shorter than a sample interval). */
+  final: number | null;
+  max: number | null;
+  samples: number[];
+  /** Rows due in the window minus rows emitted in it: how much the backlog grew. */
+  growth: number;
+}
+
+/** One measured run of one system at one rate (JSON-friendly). */
+export interface SystemRun {
+  system: SystemName;
+  rate: number;
+  /** The measured window as timed by the main thread (ms). */
+  windowMs: number;
+  /** e2e latency (emit − scheduled time) in ms, and the number of rows recorded. */
+  latency: LatencySummary;
+  /** Rows emitted per second in the window. */
+  throughput: number;
+  backlog: BacklogStats;
+  sustainable: boolean;
+  /** Why not, when not sustainable. */
+  reasons: string[];
+  /**
+   * How far the engine's latency clock on the sink thread is ahead of the one on the source thread
+   * (ms): every e2e figure of the run is off by this much (see clock-probe.ts). Null for the
+   * baseline, which reads one clock in both threads, or when it was not reported.
+   */
+  clockSkewMs: number | null;
+  /** CPU used by other processes just before the run, in % of all CPUs (see foreignCpuLoad). */
+  foreignCpuPercent: number;
+}
+
+/** A run and its e2e histogram (µs), kept in memory for files and plots. */
+export interface MeasuredRun {
+  run: Omit<SystemRun, 'foreignCpuPercent'>;
+  histogram: Histogram;
+}

@@ -1,0 +1,100 @@
+import assert from 'node:assert/strict';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, it } from 'node:test';
+import { runBench } from '../../../src/cli/bench/index.js';
+import { renderStatelessReport } from '../../../src/cli/bench/report.js';
+import type { StatelessResult } from '../../../src/cli/bench/stateless.js';
+import { ExitCode } from '../../../src/cli/io.js';
+import type { LatencySummary } from '../../../src/metrics/latency.js';
+import { fakeIO } from './fake-io.js';
+
+function assertLatency(l: LatencySummary, what: string): void {
+  assert.ok(l.count > 0, `${what}: rows were recorded`);
+  const order = [l.p50, l.p90, l.p99, l.p999, l.p9999, l.max];
+  for (const v of order) assert.ok(Number.isFinite(v) && v >= 0, `${what}: finite percentiles, got ${order}`);
+  // Percentiles are the top of their HDR bucket (3 significant digits), max is exact: allow 0.1 %.
+  for (let i = 1; i < order.length; i++) {
+    assert.ok(order[i - 1]! <= order[i]! * 1.001 + 0.001, `${what}: ordered, got ${order}`);
+  }
+}
+
+describe('millrace bench stateless', () => {
+  it('measures Millrace and the postMessage pipeline at one rate and writes HDR files, a plot and JSON', async () => {
+    const out = mkdtempSync(join(tmpdir(), 'millrace-bench-'));
+    try {
+      const io = fakeIO();
+      const code = await runBench(
+        ['stateless', '--rate', '2000', '--duration', '1s', '--warmup', '0.3s', '--out', out, '--json'],
+        io,
+      );
+      assert.equal(code, ExitCode.OK, io.stderr());
+      const result = JSON.parse(io.stdout()) as StatelessResult;
+      assert.equal(result.scenario, 'stateless');
+      assert.ok(result.machine.nproc > 0 && result.machine.node.startsWith('v'));
+      assert.equal(result.rates.length, 1);
+      const [at] = result.rates;
+      assert.equal(at!.rate, 2000);
+      for (const system of ['millrace', 'postmessage'] as const) {
+        const a = at!.systems[system];
+        assert.ok(a, `${system} was measured`);
+        assert.equal(a.runs.length, 1);
+        assertLatency(a.median, system);
+        assert.equal(typeof a.sustainable, 'boolean');
+        assert.ok(a.runs[0]!.windowMs > 0 && a.runs[0]!.throughput > 0);
+        // Millrace's source and sink threads report their latency clocks; the baseline reads one clock.
+        if (system === 'millrace') assert.equal(typeof a.runs[0]!.clockSkewMs, 'number');
+        else assert.equal(a.runs[0]!.clockSkewMs, null);
+      }
+      // E1 is defined at 100 k rows/s only; no target is claimed from a smoke run.
+      assert.deepEqual(result.targets, []);
+
+      for (const name of [
+        'stateless-2000-millrace-run1.hgrm',
+        'stateless-2000-postmessage-run1.hgrm',
+        'stateless-2000.svg',
+        'stateless.json',
+      ]) {
+        assert.ok(existsSync(join(out, name)), `${name} was written`);
+      }
+      assert.match(
+        readFileSync(join(out, 'stateless-2000-millrace-run1.hgrm'), 'utf8'),
+        /Value\s+Percentile/,
+      );
+      const svg = readFileSync(join(out, 'stateless-2000.svg'), 'utf8');
+      assert.match(svg, /^<svg xmlns="http:\/\/www.w3.org\/2000\/svg"/);
+      assert.equal(svg.match(/<path /g)?.length, 2, 'one line per system');
+      assert.match(svg, /Millrace/);
+      assert.match(svg, /postMessage/);
+
+      const table = renderStatelessReport(result);
+      assert.match(table, /^ *2 000 +Millrace +\d/m);
+      assert.match(table, /^ *2 000 +postMessage +\d/m);
+      assert.match(table, /machine: nproc \d+/);
+    } finally {
+      rmSync(out, { recursive: true, force: true });
+    }
+  });
+
+  it('answers a wrong command line with the usage and exit status 2', async () => {
+    for (const args of [
+      [],
+      ['nope'],
+      ['stateless', '--rate', 'fast'],
+      ['stateless', '--bogus'],
+      ['idle', '--duration', 'x'],
+    ]) {
+      const io = fakeIO();
+      assert.equal(await runBench(args, io), ExitCode.USAGE, `millrace bench ${args.join(' ')}`);
+      assert.match(io.stderr(), /millrace bench/);
+      assert.equal(io.stdout(), '');
+    }
+  });
+
+  it('prints the options of a scenario for --help', async () => {
+    const io = fakeIO();
+    assert.equal(await runBench(['stateless', '--help'], io), ExitCode.OK);
+    assert.match(io.stdout(), /--find-max/);
+  });
+});
