@@ -24,7 +24,9 @@ export class WithColumnOperator implements RowSink {
       this.ctx.badRecord(this.op, row, e);
       return;
     }
-    const out = { ...(row as object) } as Record<string, unknown>;
+    // Object.assign, not a spread: on Node 20 an optimised `{ ...row }` gives every result its own
+    // hidden class and costs about ten times as much per row.
+    const out = Object.assign({}, row) as Record<string, unknown>;
     out[this.column] = v;
     this.next.push(out);
   }

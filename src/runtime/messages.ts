@@ -34,8 +34,6 @@ export interface HostSpec {
   readonly bells: SharedArrayBuffer;
   readonly control: SharedArrayBuffer;
   readonly clock: ClockSpec;
-  /** Clock time the query started: generated sources schedule rows from it. */
-  readonly startTime: number;
   readonly tasks: readonly TaskSpec[];
   /** Host → driver: sink rows for driver-side sinks, markers acknowledged by sink tasks, dead letters. */
   readonly resultRing: SharedArrayBuffer;

@@ -35,14 +35,22 @@ class WordView {
   of(b: Buffer): Int32Array<ArrayBufferLike> | null {
     if (b.buffer !== this.buffer) {
       this.buffer = b.buffer;
-      this.words = (b.byteOffset & 3) === 0 ? new Int32Array(b.buffer, b.byteOffset, b.length >> 2) : new Int32Array(0);
+      this.words =
+        (b.byteOffset & 3) === 0 ? new Int32Array(b.buffer, b.byteOffset, b.length >> 2) : new Int32Array(0);
     }
     return this.words.length === 0 ? null : this.words;
   }
 }
 
 /** Copies `src[start, end)` to byte `at` (4-aligned) of the ring; may write up to 3 bytes past the end. */
-function copyIn(ring: RingProducer, at: number, src: Buffer, start: number, end: number, view: WordView): void {
+function copyIn(
+  ring: RingProducer,
+  at: number,
+  src: Buffer,
+  start: number,
+  end: number,
+  view: WordView,
+): void {
   const words = end - start <= WORD_COPY_MAX_BYTES && (start & 3) === 0 ? view.of(src) : null;
   if (words !== null && (end + 3) >> 2 <= words.length) {
     const dst = ring.i32;

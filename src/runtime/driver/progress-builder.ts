@@ -31,7 +31,7 @@ const ZERO: TaskCounters = {
  */
 export class ProgressBuilder {
   private previous = new Map<number, TaskCounters>();
-  private lastTime: number;
+  private lastTime = 0;
   /** Task indices of each source, in partition order. */
   private readonly sourceTasks: { description: string; memory: string | undefined; tasks: number[] }[];
   private readonly sinkTasks: number[];
@@ -39,9 +39,7 @@ export class ProgressBuilder {
   constructor(
     private readonly config: RuntimeConfig,
     private readonly feeds: Feeds,
-    startTime: number,
   ) {
-    this.lastTime = startTime;
     const { physical } = config;
     this.sourceTasks = config.plan.sources.map((s) => {
       const stage = physical.stages.find((st) =>
@@ -54,6 +52,11 @@ export class ProgressBuilder {
       };
     });
     this.sinkTasks = physical.tasks.filter((t) => t.stage === physical.sinkStage).map((t) => t.index);
+  }
+
+  /** The query's clock started: the first interval starts here. */
+  start(startTime: number): void {
+    this.lastTime = startTime;
   }
 
   build(input: ProgressInput): StreamingQueryProgress {

@@ -10,7 +10,13 @@ import type { AnalyzedPlan } from '../../plan/analyze.js';
 import type { PhysicalPlan } from '../../plan/physical.js';
 import { DoorbellTable, DRIVER_BELL } from '../channel/doorbell.js';
 import { FrameKind } from '../channel/frame-kind.js';
-import { ABORT_SLOT, createControl, REPORT_GEN_SLOT } from '../control-layout.js';
+import {
+  ABORT_SLOT,
+  createControl,
+  REPORT_GEN_SLOT,
+  START_TIME_F64,
+  STARTED_SLOT,
+} from '../control-layout.js';
 import type { DeadLetter, HostMessage, HostSpec, TaskCounters } from '../messages.js';
 import type { Clock, ClockSpec, ManualClock } from '../time/clock.js';
 import { PreciseTime } from '../time/precise-time.js';
@@ -86,7 +92,7 @@ export class QueryRuntime {
   private readonly progress: ProgressBuilder;
   private readonly counters = new Map<number, TaskCounters>();
   private unsubscribeClock: (() => void) | undefined;
-  private readonly startTime: number;
+  private startTime = Number.NaN;
   private nextEpoch = 0;
   private flushSeq = 0;
   private flushWaiters: { id: number; resolve: () => void; reject: (e: Error) => void }[] = [];
@@ -116,8 +122,7 @@ export class QueryRuntime {
       consoleLine: (line, stream) => listener.consoleLine(line, stream),
     });
     this.timers = createTimerQueue(clock);
-    this.startTime = clock.now();
-    this.progress = new ProgressBuilder(config, this.feeds, this.startTime);
+    this.progress = new ProgressBuilder(config, this.feeds);
     this.rounds = new ReportRounds({
       ask: (gen) => {
         Atomics.store(this.control, REPORT_GEN_SLOT, gen);
@@ -153,7 +158,6 @@ export class QueryRuntime {
       bells: this.bells.sab,
       control: this.control.buffer as SharedArrayBuffer,
       clock: clockSpec,
-      startTime: this.startTime,
       tasks: h.tasks,
       resultRing: h.resultRing,
       onBadRecord: options.onBadRecord,
@@ -206,6 +210,12 @@ export class QueryRuntime {
     }
     const { clock } = this.config;
     if (clock.manual) this.unsubscribeClock = (clock as ManualClock).onChange(() => this.bells.ringAll());
+    // The query's clock starts now that every worker runs (see STARTED_SLOT).
+    this.startTime = clock.now();
+    new Float64Array(this.control.buffer)[START_TIME_F64] = this.startTime;
+    Atomics.store(this.control, STARTED_SLOT, 1);
+    this.bells.ringAll();
+    this.progress.start(this.startTime);
     this.pumpDone = this.pump();
     this.scheduleProgress(this.startTime + this.config.options.progressIntervalMs);
     this.scheduleEpoch(this.startTime + this.config.plan.definition.trigger.checkpointIntervalMs);

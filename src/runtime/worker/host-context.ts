@@ -15,10 +15,15 @@ export interface HostContext {
   /** The host's ring to the driver. */
   readonly result: FrameWriter;
   readonly onBadRecord: BadRecordPolicy;
-  /** Clock time the query started. */
+  /** Clock time the query started (NaN until every worker runs). */
   readonly startTime: number;
   readonly bells: DoorbellTable;
   readonly bell: number;
+  /**
+   * Starts the host's tasks if the driver has started the query's clock; a source task calls it
+   * when a marker arrives first (whatever the driver wrote before the marker is visible then).
+   */
+  ensureStarted(): void;
   /** Processing time for scheduling: the manual clock's value, or precise wall time. */
   scheduleNow(): number;
 }

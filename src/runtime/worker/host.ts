@@ -6,7 +6,7 @@ import type { PhysicalPlan } from '../../plan/physical.js';
 import { DoorbellTable } from '../channel/doorbell.js';
 import { FrameWriter } from '../channel/frame-codec.js';
 import { RingProducer } from '../channel/spsc-ring.js';
-import { ABORT_SLOT, REPORT_GEN_SLOT } from '../control-layout.js';
+import { ABORT_SLOT, REPORT_GEN_SLOT, START_TIME_F64, STARTED_SLOT } from '../control-layout.js';
 import type { HostMessage, HostSpec } from '../messages.js';
 import { type Clock, clockFromSpec } from '../time/clock.js';
 import { PreciseTime } from '../time/precise-time.js';
@@ -31,7 +31,7 @@ export class Host implements HostContext {
   readonly recorder = new LatencyRecorder();
   readonly result: FrameWriter;
   readonly onBadRecord: BadRecordPolicy;
-  readonly startTime: number;
+  startTime = Number.NaN;
   readonly bells: DoorbellTable;
   readonly bell: number;
   readonly tasks: Task[];
@@ -50,7 +50,6 @@ export class Host implements HostContext {
     this.bell = spec.bell;
     this.result = new FrameWriter(new RingProducer(spec.resultRing, this.bells));
     this.onBadRecord = spec.onBadRecord;
-    this.startTime = spec.startTime;
     this.control = new Int32Array(spec.control);
     this.tasks = spec.tasks.map((t) => new Task(this, t, plan, physical));
   }
@@ -68,6 +67,7 @@ export class Host implements HostContext {
     let idleSince = 0;
     for (;;) {
       if (Atomics.load(control, ABORT_SLOT) !== 0) return;
+      this.ensureStarted();
       const gen = Atomics.load(control, REPORT_GEN_SLOT);
       if (gen !== reportGen) {
         reportGen = gen;
@@ -96,12 +96,19 @@ export class Host implements HostContext {
       }
       if (idleSince === 0) idleSince = now;
       if (now - idleSince < spinMs) continue;
+      // A generated row due within the spin window is waited for spinning: timed parks are coarse
+      // (Atomics.waitAsync rounds timeouts to whole milliseconds).
+      if (this.parkTimeout() < spinMs) {
+        idleSince = now;
+        continue;
+      }
 
       // Park. Announce sleep, then look once more (see doorbell.ts for why this cannot miss a ring).
       const seq = bells.prepareToPark(bell);
       if (
         this.anyReady() ||
         Atomics.load(control, ABORT_SLOT) !== 0 ||
+        (Number.isNaN(this.startTime) && Atomics.load(control, STARTED_SLOT) !== 0) ||
         Atomics.load(control, REPORT_GEN_SLOT) !== reportGen
       ) {
         bells.unpark(bell);
@@ -114,6 +121,12 @@ export class Host implements HostContext {
       lastYield = performance.now();
       idleSince = 0;
     }
+  }
+
+  ensureStarted(): void {
+    if (!Number.isNaN(this.startTime) || Atomics.load(this.control, STARTED_SLOT) === 0) return;
+    this.startTime = new Float64Array(this.spec.control)[START_TIME_F64]!;
+    for (const t of this.tasks) t.start(this.startTime);
   }
 
   private anyReady(): boolean {

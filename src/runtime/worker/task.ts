@@ -76,7 +76,8 @@ export class Task implements OperatorContext, SinkTask {
   private readonly isSource: boolean;
   private readonly sourceIndex: number;
   private readonly sourceOp: PlannedOperator | null;
-  private readonly schedule: GeneratorSchedule | null;
+  private schedule: GeneratorSchedule | null = null;
+  private readonly generator: GeneratorSourceSpec | null;
   private readonly generate: GeneratorSourceSpec['generate'] | null;
   private readonly sinkName: string;
   private waiting: PromiseLike<unknown> | null = null;
@@ -115,19 +116,18 @@ export class Task implements OperatorContext, SinkTask {
       this.sourceIndex = first.source.index;
       this.sourceOp = plan.operators[first.source.operatorId]!;
       const s = first.source.spec;
-      if (s.kind === 'rate' || s.kind === 'generator') {
-        this.schedule = new GeneratorSchedule(s, host.startTime);
-        this.generate = s.generate;
-      } else {
-        this.schedule = null;
-        this.generate = null;
-      }
+      this.generator = s.kind === 'rate' || s.kind === 'generator' ? s : null;
     } else {
       this.sourceIndex = -1;
       this.sourceOp = null;
-      this.schedule = null;
-      this.generate = null;
+      this.generator = null;
     }
+    this.generate = this.generator?.generate ?? null;
+  }
+
+  /** The query's clock started at `startTime`: a generated source schedules its rows from it. */
+  start(startTime: number): void {
+    if (this.generator !== null) this.schedule = new GeneratorSchedule(this.generator, startTime);
   }
 
   /**
@@ -238,6 +238,7 @@ export class Task implements OperatorContext, SinkTask {
   private onMarker(input: InputChannel, kind: number): boolean {
     const ring = input.reader.ring;
     const value = input.reader.markerValue();
+    if (this.generator !== null && this.schedule === null) this.host.ensureStarted();
     if ((kind === FrameKind.BARRIER || kind === FrameKind.FLUSH) && this.schedule !== null) {
       // Rows a generator owed before the marker belong before it.
       if (Number.isNaN(this.markerCutoff)) this.markerCutoff = this.host.scheduleNow();
