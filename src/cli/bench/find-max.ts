@@ -69,6 +69,8 @@ export async function searchMax(
         warmupMs,
         durationMs,
         spinMicros: o.spinMicros,
+        fused: o.fused,
+        partitions: o.partitions,
         signal,
       }));
     } while (!run.sustainable && attempts < PROBE_ATTEMPTS && timeLeft());

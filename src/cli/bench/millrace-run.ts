@@ -21,6 +21,10 @@ export async function runMillrace(settings: RunSettings): Promise<MeasuredRun> {
   const clockChannel = `millrace-bench-clock-${randomUUID()}`;
   const params: Record<string, string | number> = { rowsPerSecond: rate, clockChannel };
   if (settings.spinMicros !== undefined) params.spinMicros = settings.spinMicros;
+  if (settings.fused) {
+    params.fused = 'true';
+    params.partitions = settings.partitions;
+  }
   const clocks = listenClockErrors(clockChannel);
   try {
     const q = await startQuery(STATELESS_JOB, { params });

@@ -10,29 +10,31 @@ import { enrich, type Payment, payment, screen } from './payments.js';
  *
  * Parameters: `rowsPerSecond` (default 100 000); `spinMicros` (how long an idle worker polls before
  * it parks; default: the engine's); `clockChannel` (a BroadcastChannel name: the source and sink
- * threads report their clock error on it once, see clock-probe.ts).
+ * threads report their clock error on it once, see clock-probe.ts); `fused=true` with `partitions`
+ * drops the shuffle: the generator is split over `partitions` and everything runs fused in one
+ * task per partition, with no thread hop (`--fused`, for T1).
  */
 export default defineJob((job) => {
   const spinMicros = job.param('spinMicros', -1);
   const clockChannel = job.param('clockChannel', '');
+  const fused = job.param('fused', 'false') === 'true';
   let sourceChecked = clockChannel === '';
   let sinkChecked = clockChannel === '';
-  const writer = job
-    .readStream(
-      sources.generator<Payment>({
-        name: 'payments',
-        rowsPerSecond: job.param('rowsPerSecond', 100_000),
-        partitions: 1,
-        generate: (partition, offset, scheduled) => {
-          if (!sourceChecked) {
-            sourceChecked = true;
-            reportClockError(clockChannel, 'source');
-          }
-          return payment(partition, offset, scheduled);
-        },
-      }),
-    )
-    .repartition('cardId', 1)
+  const source = job.readStream(
+    sources.generator<Payment>({
+      name: 'payments',
+      rowsPerSecond: job.param('rowsPerSecond', 100_000),
+      partitions: fused ? job.param('partitions', 2) : 1,
+      generate: (partition, offset, scheduled) => {
+        if (!sourceChecked) {
+          sourceChecked = true;
+          reportClockError(clockChannel, 'source');
+        }
+        return payment(partition, offset, scheduled);
+      },
+    }),
+  );
+  const writer = (fused ? source : source.repartition('cardId', 1))
     .filter(screen, { name: 'screen' })
     .map(enrich, { name: 'enrich' })
     .writeStream(

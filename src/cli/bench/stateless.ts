@@ -28,6 +28,9 @@ export type { FindMaxResult } from './find-max.js';
 export const STATELESS_DESCRIPTION =
   'generator (1 partition) → hash shuffle by card (1 thread hop) → filter → map → blackhole foreach sink, 2 workers';
 
+const fusedDescription = (partitions: number) =>
+  `generator (${partitions} partitions) → filter → map → blackhole foreach sink, fused: one task per partition, no thread hop`;
+
 export const STATELESS_USAGE = `millrace bench stateless [options]
 
 Constant-rate card payments through Millrace (${STATELESS_DESCRIPTION}), and the same work as a
@@ -42,6 +45,9 @@ postMessage worker pipeline at the same rate. Latency = emit time − each row's
   --max-time D          time budget of --find-max (default 2min)
   --only SYSTEM         millrace or postmessage (default: both)
   --spin-micros N       Millrace workers poll this long before parking (default: the engine's)
+  --fused [--partitions N]
+                        Millrace without the thread hop: generator split over N partitions
+                        (default 2), filter, map and sink fused in one task per partition
   --out DIR             where HDR percentile files and SVG plots go (default bench-out/)
   --json                print the result as JSON instead of tables
 `;
@@ -55,6 +61,8 @@ export interface StatelessOptions {
   maxTimeMs: number;
   systems: SystemName[];
   spinMicros: number | undefined;
+  fused: boolean;
+  partitions: number;
   outDir: string;
   json: boolean;
 }
@@ -92,6 +100,8 @@ export function parseStatelessArgs(args: string[]): StatelessOptions {
         'max-time': { type: 'string' },
         only: { type: 'string' },
         'spin-micros': { type: 'string' },
+        fused: { type: 'boolean' },
+        partitions: { type: 'string' },
         out: { type: 'string' },
         json: { type: 'boolean' },
       },
@@ -124,6 +134,8 @@ export function parseStatelessArgs(args: string[]): StatelessOptions {
     systems: only === undefined ? [...SYSTEMS] : [only as SystemName],
     spinMicros:
       text('spin-micros') === undefined ? undefined : parseNonNegative(text('spin-micros')!, '--spin-micros'),
+    fused: values.fused === true,
+    partitions: parsePositiveInt(text('partitions') ?? '2', '--partitions'),
     outDir: text('out') ?? 'bench-out',
     json: values.json === true,
   };
@@ -156,6 +168,8 @@ export async function runStateless(
           warmupMs: o.warmupMs,
           durationMs: o.durationMs,
           spinMicros: o.spinMicros,
+          fused: o.fused,
+          partitions: o.partitions,
           signal,
         });
         measured[system].push(m);
@@ -182,7 +196,7 @@ export async function runStateless(
 
   const result: StatelessResult = {
     scenario: 'stateless',
-    description: STATELESS_DESCRIPTION,
+    description: o.fused ? fusedDescription(o.partitions) : STATELESS_DESCRIPTION,
     machine: machineInfo(),
     settings: {
       rates: o.rates,
@@ -193,6 +207,8 @@ export async function runStateless(
       maxTimeMs: o.maxTimeMs,
       systems: o.systems,
       spinMicros: o.spinMicros,
+      fused: o.fused,
+      partitions: o.partitions,
     },
     rates,
     findMax,

@@ -20,6 +20,12 @@ export interface RunSettings {
   durationMs: number;
   /** Millrace's `spinMicros` (undefined: the engine's default). */
   spinMicros: number | undefined;
+  /**
+   * Millrace without the thread hop: generator, filter, map and sink fused into one task per
+   * partition, over `partitions` generator partitions (the plan a stateless query runs as).
+   */
+  fused: boolean;
+  partitions: number;
   signal: AbortSignal;
 }
 

@@ -77,6 +77,26 @@ describe('millrace bench stateless', () => {
     }
   });
 
+  it('runs Millrace fused (no thread hop) over several partitions with --fused', async () => {
+    const out = mkdtempSync(join(tmpdir(), 'millrace-bench-'));
+    try {
+      const io = fakeIO();
+      const args = ['stateless', '--only', 'millrace', '--fused', '--partitions', '2', '--rate', '2000'];
+      const code = await runBench(
+        [...args, '--duration', '1s', '--warmup', '0.3s', '--out', out, '--json'],
+        io,
+      );
+      assert.equal(code, ExitCode.OK, io.stderr());
+      const result = JSON.parse(io.stdout()) as StatelessResult;
+      assert.match(result.description, /generator \(2 partitions\).*no thread hop/);
+      assert.equal(result.settings.fused, true);
+      assertLatency(result.rates[0]!.systems.millrace!.median, 'millrace fused');
+      assert.equal(result.rates[0]!.systems.postmessage, undefined);
+    } finally {
+      rmSync(out, { recursive: true, force: true });
+    }
+  });
+
   it('answers a wrong command line with the usage and exit status 2', async () => {
     for (const args of [
       [],
