@@ -2,13 +2,14 @@
  * Ring benchmark: the TypeScript SharedArrayBuffer ring against the native C++ ring (ring.cpp),
  * side by side in one run, on the targets R1–R3 of BENCH.md.
  *
- *   node dist/native-bench/harness.js [--quick] [--runs N] [--json] [--r1-payload set|f64|none]
+ *   node dist/native-bench/harness.js [--quick] [--runs N] [--json] [--r1-payload i32|set|f64|none]
  *
  * R1  64-byte frames (56-byte payload + 8-byte header), producer → consumer, both spinning: frames/s,
- *     TS / native ≥ 0.8. The TS producer copies each payload in with Uint8Array.set, as
- *     RingProducer.tryWrite does (`--r1-payload f64|none` for attribution: Float64 stores, or only the
- *     4-byte sequence number). Also measured: the native ring publishing with seq-cst stores, which
- *     is what Atomics.store is, to separate the memory-ordering cost from the rest.
+ *     TS / native ≥ 0.8. Both sides stage frames and publish their index every 16 frames, as the
+ *     engine does. The TS producer copies each payload in with Int32 stores, as FrameWriter copies
+ *     small rows (`--r1-payload set|f64|none` for attribution: Uint8Array.set, Float64 stores, or
+ *     only the 4-byte sequence number). Also measured: the native ring publishing with seq-cst
+ *     stores, which is what Atomics.store is, to separate the memory-ordering cost from the rest.
  * R2  ping-pong round trip over two rings, both spinning: p50, TS / native ≤ 2.5.
  * R3  msgpackr-encoded card payments through FrameWriter → FrameReader: ≥ 2 M records/s.
  * P1  (information, no target) one-way hand-off when the reader is parked on its doorbell.
@@ -79,7 +80,7 @@ interface Row {
 }
 
 function parseArgs(argv: readonly string[]): Options {
-  const o: Options = { quick: false, runs: 5, json: false, r1Payload: 'set' };
+  const o: Options = { quick: false, runs: 5, json: false, r1Payload: 'i32' };
   let runsGiven = false;
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i]!;
@@ -93,12 +94,12 @@ function parseArgs(argv: readonly string[]): Options {
       runsGiven = true;
     } else if (a === '--r1-payload') {
       const v = argv[++i];
-      if (v !== 'set' && v !== 'f64' && v !== 'none')
-        throw new UsageError(`--r1-payload needs set, f64 or none, got ${v}`);
+      if (v !== 'i32' && v !== 'set' && v !== 'f64' && v !== 'none')
+        throw new UsageError(`--r1-payload needs i32, set, f64 or none, got ${v}`);
       o.r1Payload = v;
     } else if (a === '--help' || a === '-h') {
       process.stdout.write(
-        'usage: node dist/native-bench/harness.js [--quick] [--runs N] [--json] [--r1-payload set|f64|none]\n',
+        'usage: node dist/native-bench/harness.js [--quick] [--runs N] [--json] [--r1-payload i32|set|f64|none]\n',
       );
       process.exit(0);
     } else throw new UsageError(`unknown argument ${a} (try --help)`);

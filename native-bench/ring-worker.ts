@@ -44,7 +44,7 @@ export type Job =
  * How the R1 producer writes its payload: `set` copies a template with Uint8Array.set (what
  * RingProducer.tryWrite does), `f64` stores it as Float64 words, `none` writes only the sequence number.
  */
-export type PayloadFill = 'set' | 'f64' | 'none';
+export type PayloadFill = 'i32' | 'set' | 'f64' | 'none';
 
 /** What a job answers: throughput jobs fill `perSec`, latency jobs the ns figures. */
 export interface JobResult {
@@ -76,12 +76,15 @@ function tputProducer(
   const f64 = p.f64;
   const template = new Uint8Array(payloadBytes).fill(0x5a);
   const words = payloadBytes >> 3;
-  const mode = fill === 'set' ? 0 : fill === 'f64' ? 1 : 2;
+  const mode = fill === 'set' ? 0 : fill === 'f64' ? 1 : fill === 'i32' ? 3 : 2;
+  const template32 = new Int32Array(template.buffer);
   for (let i = 0; i < total; ) {
     const at = p.reserve(payloadBytes);
     if (at < 0) continue;
     if (mode === 0) u8.set(template, at);
     else if (mode === 1) for (let k = at >> 3, end = k + words; k < end; k++) f64[k] = i;
+    else if (mode === 3)
+      for (let k = 0, d = at >> 2; k < template32.length; k++, d++) i32[d] = template32[k]!;
     i32[at >> 2] = i;
     // Staged like the engine's rows: the tail is published every few frames (and when full).
     p.stage(1);

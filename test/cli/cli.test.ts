@@ -34,6 +34,29 @@ describe('millrace run', () => {
     assert.ok(progress.reduce((n, p) => n + p.numInputRows, 0) > 0, 'rows were read');
   });
 
+  it('shows a live status line on a terminal and a latency summary at the end', async () => {
+    const t = fakeIO(true);
+    const code = await main(
+      [
+        'run',
+        fixture('rate.js'),
+        '-p',
+        'rowsPerSecond=200',
+        '-p',
+        'progressInterval=300ms',
+        '--duration',
+        '1200ms',
+      ],
+      t.io,
+    );
+    assert.equal(code, 0, t.stderr());
+    const out = t.stdout();
+    assert.match(out, /\r\x1b\[2K\d+ rows\/s · e2e p50 [\d.]+ ms p99 [\d.]+ ms · out \d+ · epoch 0/);
+    assert.match(out, /ran \d+\.\d s; \d+ rows reached the sink/);
+    assert.match(out, /^e2e\s+[\d.]+\s+[\d.]+/m);
+    assert.doesNotMatch(out, /"runId"/, 'no JSON progress on a terminal');
+  });
+
   it('stops on Ctrl-C and exits 0', async () => {
     const t = fakeIO();
     const running = main(['run', fixture('rate.js'), '--progress', 'json'], t.io);

@@ -19,7 +19,9 @@ const expected = [
 describe('a stateless query', () => {
   it('filters and maps rows added to a memory source into a memory sink', async () => {
     const q = await startQuery(compiledJob);
+    const started = once(q, 'started');
     try {
+      await started;
       q.source('payments').addData(rows);
       await q.processAllAvailable();
       assert.deepEqual(q.sink('out').rows(), expected);

@@ -87,11 +87,13 @@ export class MemorySourceFeed {
       try {
         writer.writeData(row, partition, this.precise.now(), 0, offset);
       } catch (cause) {
+        // The rows before it were sent; this one and the rest were not, and the log says so.
         log.pop();
         writer.publish();
+        const code = cause instanceof MillraceError ? cause.code : ErrorCode.RECORD_NOT_ENCODABLE;
         throw new MillraceError(
-          ErrorCode.RECORD_NOT_ENCODABLE,
-          `addData: row ${offset} of source '${this.spec.name}' cannot be sent to the engine: ${(cause as Error).message}`,
+          code,
+          `addData: row ${offset} of source '${this.spec.name}' (partition ${partition}) was not added: ${(cause as Error).message}`,
           { cause },
         );
       }
