@@ -72,6 +72,7 @@ export function renderLatencyPlot(title: string, subtitle: string, series: reado
   const out: string[] = [];
   out.push(
     `<svg xmlns="http://www.w3.org/2000/svg" width="${width}" height="${height}" viewBox="0 0 ${width} ${height}" font-family="sans-serif" font-size="12">`,
+    `<title>${escapeXml(title)}</title>`,
     `<rect width="${width}" height="${height}" fill="#ffffff"/>`,
     `<text x="${width / 2}" y="24" text-anchor="middle" font-size="16" font-weight="bold">${escapeXml(title)}</text>`,
     `<text x="${width / 2}" y="44" text-anchor="middle" fill="#555555">${escapeXml(subtitle)}</text>`,
