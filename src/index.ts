@@ -4,12 +4,15 @@
  * A query is defined in a job module (`export default defineJob((job) => ...)`) and started with
  * `startQuery(url)` or `millrace run <job>`. See docs/api.md.
  */
+export { type AggregateSpec, type Aggregator, agg } from './api/aggregates.js';
 export { type ColumnExpr, lit, type ScalarUdf, udf } from './api/expressions.js';
+export { GroupedStream } from './api/grouped-stream.js';
 export { defineJob, JobContext, type JobModule, type JobParams } from './api/job.js';
 export type { OutputMode } from './api/output-mode.js';
-export type { BadRecordPolicy, QueryOptions, QueryOptionsInput } from './api/query-options.js';
+export type { BadRecordPolicy, LateRowPolicy, QueryOptions, QueryOptionsInput } from './api/query-options.js';
 export { type OperatorOptions, Stream } from './api/stream.js';
 export { type RealTimeTrigger, Trigger, type TriggerSpec } from './api/trigger.js';
+export { type TimeWindow, type WindowBounds, window } from './api/window.js';
 export { type QueryDefinition, StreamWriter } from './api/writer.js';
 export * from './connectors/index.js';
 export { ErrorCode, MillraceError, type SerializedError } from './errors.js';
@@ -38,6 +41,6 @@ export {
   StreamingQuery,
 } from './runtime/driver/streaming-query.js';
 export type { JobLocation } from './runtime/job-loader.js';
-export type { DeadLetter } from './runtime/messages.js';
+export type { DeadLetter, LateRow } from './runtime/messages.js';
 export { ManualClock } from './runtime/time/clock.js';
 export { type Duration, parseDuration } from './util/duration.js';

@@ -9,6 +9,9 @@ import { type Duration, parseDuration } from '../util/duration.js';
 /** What happens to a row that user code throws on. */
 export type BadRecordPolicy = 'fail' | 'skip' | 'deadLetter';
 
+/** What happens to a row that reaches a stateful operator behind the watermark. */
+export type LateRowPolicy = 'drop' | 'sideOutput';
+
 /** Settings of one query; every field has a default. */
 export interface QueryOptions {
   /**
@@ -27,6 +30,14 @@ export interface QueryOptions {
   readonly progressIntervalMs: number;
   /** How long an idle worker polls before it parks (µs). Default 50. */
   readonly spinMicros: number;
+  /**
+   * Late rows (at or below the watermark at a stateful operator) are counted in
+   * `numRowsDroppedByWatermark` and dropped (default), or also sent to the query's late-row output
+   * (`q.lateRows()`, the `lateRow` event) with `'sideOutput'`.
+   */
+  readonly onLateRow: LateRowPolicy;
+  /** How several watermarked inputs combine: the minimum (default) or the maximum. */
+  readonly multipleWatermarkPolicy: 'min' | 'max';
 }
 
 export const DEFAULT_QUERY_OPTIONS: QueryOptions = Object.freeze({
@@ -36,6 +47,8 @@ export const DEFAULT_QUERY_OPTIONS: QueryOptions = Object.freeze({
   ringCapacityBytes: DEFAULT_RING_CAPACITY,
   progressIntervalMs: 1000,
   spinMicros: 50,
+  onLateRow: 'drop',
+  multipleWatermarkPolicy: 'min',
 });
 
 /** What users may pass: durations as strings, everything optional. */
@@ -46,6 +59,8 @@ export interface QueryOptionsInput {
   ringCapacityBytes?: number;
   progressInterval?: Duration;
   spinMicros?: number;
+  onLateRow?: LateRowPolicy;
+  multipleWatermarkPolicy?: 'min' | 'max';
 }
 
 const POLICIES: readonly BadRecordPolicy[] = ['fail', 'skip', 'deadLetter'];
@@ -94,9 +109,24 @@ export function resolveQueryOptions(base: QueryOptions, input: QueryOptionsInput
         }
         out.spinMicros = value;
         break;
+      case 'onLateRow':
+        if (value !== 'drop' && value !== 'sideOutput') {
+          throw invalidArgument(`onLateRow must be 'drop' or 'sideOutput', got ${JSON.stringify(value)}`);
+        }
+        out.onLateRow = value;
+        break;
+      case 'multipleWatermarkPolicy':
+        if (value !== 'min' && value !== 'max') {
+          throw invalidArgument(
+            `multipleWatermarkPolicy must be 'min' or 'max', got ${JSON.stringify(value)}`,
+          );
+        }
+        out.multipleWatermarkPolicy = value;
+        break;
       default:
         throw invalidArgument(
-          `unknown query option '${key}' (known: onBadRecord, workers, shufflePartitions, ringCapacityBytes, progressInterval, spinMicros)`,
+          `unknown query option '${key}' (known: onBadRecord, onLateRow, multipleWatermarkPolicy, workers, ` +
+            'shufflePartitions, ringCapacityBytes, progressInterval, spinMicros)',
         );
     }
   }

@@ -1,7 +1,10 @@
 import type { SinkSpec } from '../connectors/spec.js';
 import { invalidArgument } from '../errors.js';
 import type { KeySpec, LogicalNode } from '../plan/nodes.js';
+import { type Duration, parseDuration } from '../util/duration.js';
 import { type ColumnExpr, checkExpr } from './expressions.js';
+import { GroupedStream, groupingOf } from './grouped-stream.js';
+import type { TimeWindow } from './window.js';
 import { StreamWriter } from './writer.js';
 
 /** Options every operator accepts. */
@@ -93,6 +96,35 @@ export class Stream<T = any> {
     return new Stream<T>(
       Object.freeze({ kind: 'repartition', input: this.node, key: frozenKey, partitions, label: undefined }),
     );
+  }
+
+  /**
+   * Declares `column` (ms since the epoch, or a Date) as this stream's event time: the watermark
+   * is the largest event time seen minus `delay`, and stateful operators downstream treat rows at
+   * or below it as late (dropped, or sent to the late rows) and evict state behind it.
+   *
+   * @example stream.withWatermark('ts', '15 minutes')
+   */
+  withWatermark(column: string, delay: Duration): Stream<T> {
+    if (typeof column !== 'string' || column === '')
+      throw invalidArgument('withWatermark: name the event-time column');
+    const delayMs = parseDuration(delay, 'withWatermark delay');
+    return new Stream<T>(
+      Object.freeze({ kind: 'watermark', input: this.node, column, delayMs, label: undefined }),
+    );
+  }
+
+  /**
+   * Groups rows by columns and/or one time window, for `.agg({...})`. Rows are redistributed by the
+   * grouping columns first (a thread hop), so each group lives in one task.
+   *
+   * @example stream.groupBy(window('ts', '1 hour'), 'storeId').agg({ total: agg.sum('amount') })
+   */
+  groupBy(...keys: (string | TimeWindow)[]): GroupedStream {
+    const { keys: columns, window } = groupingOf(keys);
+    if (columns.length === 0 && window === undefined)
+      throw invalidArgument('groupBy: name at least one column or a window');
+    return new GroupedStream(this.node, Object.freeze(columns), window);
   }
 
   /** Starts describing where the rows go. */

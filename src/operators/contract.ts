@@ -22,4 +22,37 @@ export interface OperatorContext {
    * skipped or dead-lettered, counted, and the operator carries on with the next row.
    */
   badRecord(op: OperatorRef, row: unknown, error: unknown): void;
+  /** The event-time watermark in force at this task's stateful operator (−Infinity before any). */
+  watermark(): number;
+  /** A watermark operator saw its input's watermark (max event time − delay) reach `value`. */
+  advanceWatermark(input: number, value: number): void;
+  /** A row reached a stateful operator at or below the watermark: counted by the operator, sent
+   * to the late-row output when the query asks for one. */
+  lateRow(op: OperatorRef, row: unknown): void;
+}
+
+/** Counters a stateful operator reports (cumulative; progress takes differences). */
+export interface StateOperatorCounters {
+  operatorId: number;
+  operatorName: string;
+  numRowsTotal: number;
+  numRowsUpdated: number;
+  numRowsRemoved: number;
+  numRowsDroppedByWatermark: number;
+  memoryUsedBytes: number;
+}
+
+/**
+ * A stateful operator heads its stage (a shuffle by its keys comes before it). Besides rows it
+ * hears about the watermark, in stream order: when the watermark in force advances, it emits what
+ * that closes and evicts state behind it.
+ */
+export interface StatefulOperator extends RowSink {
+  readonly stateful: true;
+  onWatermark(watermark: number): void;
+  stateCounters(): StateOperatorCounters;
+}
+
+export function isStateful(op: RowSink): op is StatefulOperator {
+  return (op as Partial<StatefulOperator>).stateful === true;
 }

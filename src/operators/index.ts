@@ -1,13 +1,15 @@
-import type { PlannedOperator } from '../plan/analyze.js';
+import type { AnalyzedPlan, PlannedOperator } from '../plan/analyze.js';
 import type { NodeKind } from '../plan/nodes.js';
+import { AggregateOperator } from './aggregate.js';
 import type { OperatorContext, RowSink } from './contract.js';
 import { FilterOperator } from './filter.js';
 import { FlatMapOperator } from './flat-map.js';
 import { MapOperator } from './map.js';
 import { SelectOperator } from './select.js';
+import { WatermarkOperator } from './watermark.js';
 import { WithColumnOperator } from './with-column.js';
 
-type Factory = (op: PlannedOperator<any>, next: RowSink, ctx: OperatorContext) => RowSink;
+type Factory = (op: PlannedOperator<any>, next: RowSink, ctx: OperatorContext, plan: AnalyzedPlan) => RowSink;
 
 const notInChain =
   (why: string): Factory =>
@@ -24,20 +26,26 @@ const FACTORIES: Record<NodeKind, Factory> = {
   flatMap: (op, next, ctx) => new FlatMapOperator(op, next, ctx),
   select: (op, next, ctx) => new SelectOperator(op, next, ctx),
   withColumn: (op, next, ctx) => new WithColumnOperator(op, next, ctx),
+  watermark: (op, next, ctx, plan) => new WatermarkOperator(op, next, ctx, plan),
+  aggregate: (op, next, ctx, plan) => new AggregateOperator(op, next, ctx, plan),
 };
 
-/** Fuses a stage's operators into one chain ending at `output`; returns its head. */
+/** Fuses a stage's operators into one chain ending at `output`; returns them in row order. */
 export function buildChain(
   chain: readonly PlannedOperator[],
   output: RowSink,
   ctx: OperatorContext,
-): RowSink {
+  plan: AnalyzedPlan,
+): RowSink[] {
+  const ops: RowSink[] = [];
   let next = output;
   for (let i = chain.length - 1; i >= 0; i--) {
     const op = chain[i]!;
-    next = FACTORIES[op.node.kind](op, next, ctx);
+    next = FACTORIES[op.node.kind](op, next, ctx, plan);
+    ops.unshift(next);
   }
-  return next;
+  return ops;
 }
 
-export type { OperatorContext, RowSink } from './contract.js';
+export type { OperatorContext, RowSink, StatefulOperator, StateOperatorCounters } from './contract.js';
+export { isStateful } from './contract.js';

@@ -1,7 +1,8 @@
+import type { OutputMode } from '../api/output-mode.js';
 import type { QueryDefinition } from '../api/writer.js';
 import type { SourceSpec } from '../connectors/spec.js';
 import { ErrorCode, MillraceError } from '../errors.js';
-import { type LogicalNode, type NodeKind, type NodeOf, nodeInputs } from './nodes.js';
+import { type LogicalNode, type NodeKind, type NodeOf, nodeInputs, STATEFUL_KINDS } from './nodes.js';
 
 /** A plan node with its identity: its position in the plan (post-order). */
 export interface PlannedOperator<K extends NodeKind = NodeKind> {
@@ -17,12 +18,24 @@ export interface PlannedSource {
   readonly spec: SourceSpec;
 }
 
+/** An event-time input: a `withWatermark` operator. */
+export interface WatermarkInput {
+  /** Index among the plan's watermark operators (the `arg` of its in-band WATERMARK markers). */
+  readonly index: number;
+  readonly operatorId: number;
+  readonly column: string;
+  readonly delayMs: number;
+}
+
 /** The logical plan with operator ids assigned and every plan-time check passed. Frozen. */
 export interface AnalyzedPlan {
   /** Operators in post-order; `operators[i].id === i`. */
   readonly operators: readonly PlannedOperator[];
   readonly rootId: number;
   readonly sources: readonly PlannedSource[];
+  readonly watermarks: readonly WatermarkInput[];
+  /** For each operator, the watermark inputs upstream of it (indices into `watermarks`). */
+  readonly watermarksAbove: readonly (readonly number[])[];
   readonly definition: QueryDefinition;
 }
 
@@ -55,15 +68,61 @@ export function analyze(definition: QueryDefinition): AnalyzedPlan {
       sources.push(Object.freeze({ index: sources.length, operatorId: op.id, spec: op.node.source }));
     }
   }
+  const watermarks: WatermarkInput[] = [];
+  const watermarksAbove: number[][] = [];
+  for (const op of operators) {
+    const above = new Set<number>();
+    for (const i of op.inputs) for (const w of watermarksAbove[i]!) above.add(w);
+    if (op.node.kind === 'watermark') {
+      above.add(watermarks.length);
+      watermarks.push(
+        Object.freeze({
+          index: watermarks.length,
+          operatorId: op.id,
+          column: op.node.column,
+          delayMs: op.node.delayMs,
+        }),
+      );
+    }
+    watermarksAbove.push([...above].sort((a, b) => a - b));
+  }
   const plan: AnalyzedPlan = Object.freeze({
     operators: Object.freeze(operators),
     rootId,
     sources: Object.freeze(sources),
+    watermarks: Object.freeze(watermarks),
+    watermarksAbove: Object.freeze(watermarksAbove.map((w) => Object.freeze(w))),
     definition,
   });
   checkSourceNames(plan);
+  checkStatefulOperators(plan);
   checkOutputMode(plan);
   return plan;
+}
+
+/** The stateful operators of a plan, in post-order. */
+export function statefulOperators(plan: AnalyzedPlan): PlannedOperator[] {
+  return plan.operators.filter((op) => STATEFUL_KINDS.includes(op.node.kind));
+}
+
+/** The watermark inputs above an operator that watermark the column it keeps time by, if any. */
+export function eventTimeWatermarks(
+  plan: AnalyzedPlan,
+  op: { id: number },
+  column: string,
+): WatermarkInput[] {
+  return plan.watermarksAbove[op.id]!.map((i) => plan.watermarks[i]!).filter((w) => w.column === column);
+}
+
+function checkStatefulOperators(plan: AnalyzedPlan): void {
+  const stateful = statefulOperators(plan);
+  if (stateful.length > 1) {
+    throw new MillraceError(
+      ErrorCode.UNSUPPORTED_OPERATION,
+      `this query chains stateful operators (${stateful.map(describeOperator).join(', ')}): ` +
+        'one stateful operator per query is supported; split it into two queries',
+    );
+  }
 }
 
 function checkSourceNames(plan: AnalyzedPlan): void {
@@ -81,22 +140,52 @@ function checkSourceNames(plan: AnalyzedPlan): void {
   }
 }
 
-/** Output modes a query shape supports (SPEC §3, "Output modes"). */
-export function supportedOutputModes(_plan: AnalyzedPlan): readonly ('append' | 'update' | 'complete')[] {
-  // Every operator so far is stateless: append and update (the same thing) are allowed, complete
-  // needs an aggregation to have a result table.
-  return ['append', 'update'];
+/** Why a mode is refused for a query shape; absent when the mode works. */
+type ModeSupport = Partial<Record<OutputMode, string>>;
+
+/**
+ * Output modes a query shape supports (SPEC §3, "Output modes"), with the reason for each mode it
+ * does not. Real-time execution has no result table to output completely.
+ */
+export function outputModeSupport(plan: AnalyzedPlan): { operator: PlannedOperator; refused: ModeSupport } {
+  const [stateful] = statefulOperators(plan);
+  if (stateful === undefined) {
+    return {
+      operator: plan.operators[plan.rootId]!,
+      refused: { complete: 'a query without an aggregation has no result table to output completely' },
+    };
+  }
+  const refused: ModeSupport = {
+    complete: 'complete mode outputs the whole result table at each batch, which needs micro-batch execution',
+  };
+  const node = stateful.node;
+  if (node.kind === 'aggregate') {
+    const column = node.window?.column;
+    if (column === undefined || eventTimeWatermarks(plan, stateful, column).length === 0) {
+      refused.append =
+        column === undefined
+          ? 'append mode emits a group once it can no longer change, which needs a time window with a watermark on its column'
+          : `append mode emits a window once the watermark passes its end: add withWatermark('${column}', delay) before groupBy`;
+    }
+  }
+  return { operator: stateful, refused };
+}
+
+export function supportedOutputModes(plan: AnalyzedPlan): OutputMode[] {
+  const { refused } = outputModeSupport(plan);
+  return (['append', 'update', 'complete'] as const).filter((m) => refused[m] === undefined);
 }
 
 function checkOutputMode(plan: AnalyzedPlan): void {
   const mode = plan.definition.outputMode;
-  const allowed = supportedOutputModes(plan);
-  if (!allowed.includes(mode)) {
-    const root = plan.operators[plan.rootId]!;
+  const { operator, refused } = outputModeSupport(plan);
+  const why = refused[mode];
+  if (why !== undefined) {
+    const allowed = supportedOutputModes(plan);
     throw new MillraceError(
       ErrorCode.OUTPUT_MODE_NOT_SUPPORTED,
-      `output mode '${mode}' is not supported by this query (last operator ${describeOperator(root)}): ` +
-        `a query without an aggregation has no result table to output completely; use ${allowed.join(' or ')}`,
+      `output mode '${mode}' is not supported for ${describeOperator(operator)}: ${why}; ` +
+        `modes that work here: ${allowed.join(', ')}`,
     );
   }
 }

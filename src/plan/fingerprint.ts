@@ -20,6 +20,12 @@ const SHAPE: Record<NodeKind, (node: any, withCode: boolean) => unknown> = {
     n.column,
     code ? String(n.expr) : typeof n.expr,
   ],
+  watermark: (n: Extract<LogicalNode, { kind: 'watermark' }>) => [n.column, n.delayMs],
+  aggregate: (n: Extract<LogicalNode, { kind: 'aggregate' }>, code) => [
+    n.keys,
+    n.window ? [n.window.column, n.window.sizeMs, n.window.slideMs, n.window.startOffsetMs] : null,
+    n.aggregates.map((a) => [a.name, a.spec.description, code && String(a.spec.aggregator.add)]),
+  ],
   repartition: (n: Extract<LogicalNode, { kind: 'repartition' }>, code) => [
     describeKey(n.key),
     n.partitions,

@@ -1,4 +1,6 @@
+import type { AggregateSpec } from '../api/aggregates.js';
 import type { ColumnExpr } from '../api/expressions.js';
+import type { TimeWindow } from '../api/window.js';
 import type { SourceSpec } from '../connectors/spec.js';
 
 /**
@@ -13,7 +15,9 @@ export type LogicalNode =
   | FlatMapNode
   | SelectNode
   | WithColumnNode
-  | RepartitionNode;
+  | RepartitionNode
+  | WatermarkNode
+  | AggregateNode;
 
 export type NodeKind = LogicalNode['kind'];
 
@@ -71,6 +75,28 @@ export interface RepartitionNode extends Labelled {
   /** Partitions of the next stage; the query's shufflePartitions when undefined. */
   readonly partitions: number | undefined;
 }
+
+/** Declares `column` as the event time of this stream, with rows up to `delayMs` late accepted. */
+export interface WatermarkNode extends Labelled {
+  readonly kind: 'watermark';
+  readonly input: LogicalNode;
+  readonly column: string;
+  readonly delayMs: number;
+}
+
+/** `groupBy(keys..., window?).agg({...})`: a keyed, stateful aggregation. */
+export interface AggregateNode extends Labelled {
+  readonly kind: 'aggregate';
+  readonly input: LogicalNode;
+  /** Grouping columns, in groupBy order (the window excluded). */
+  readonly keys: readonly string[];
+  readonly window: TimeWindow | undefined;
+  /** Output fields, in order. */
+  readonly aggregates: readonly { readonly name: string; readonly spec: AggregateSpec }[];
+}
+
+/** Node kinds that keep state across rows. */
+export const STATEFUL_KINDS: readonly NodeKind[] = ['aggregate'];
 
 /** The inputs of a node, in order. */
 export function nodeInputs(node: LogicalNode): readonly LogicalNode[] {

@@ -10,8 +10,8 @@ export type StageOutput =
       readonly kind: 'shuffle';
       readonly toStage: number;
       readonly key: KeySpec;
-      /** The repartition operator that asked for the shuffle (named in errors from the key function). */
-      readonly operator: PlannedOperator<'repartition'>;
+      /** The operator that asked for the shuffle (named in errors from the key function). */
+      readonly operator: PlannedOperator;
     }
   | { readonly kind: 'sink' };
 
@@ -54,16 +54,35 @@ interface MutableStage {
   output: StageOutput | undefined;
 }
 
-/** How each node kind shapes stages. A new node kind does not compile until it is listed here. */
-const PLACEMENT: Record<NodeKind, 'source' | 'chain' | 'shuffle'> = {
+/**
+ * How each node kind shapes stages: a source starts one, a chain operator joins its input's, a
+ * shuffle ends its input's stage and starts the next, a keyed stateful operator does the same with
+ * an implicit shuffle by its keys and heads the new stage. A new node kind does not compile until
+ * it is listed here.
+ */
+const PLACEMENT: Record<NodeKind, 'source' | 'chain' | 'shuffle' | 'keyed'> = {
   source: 'source',
   map: 'chain',
   filter: 'chain',
   flatMap: 'chain',
   select: 'chain',
   withColumn: 'chain',
+  watermark: 'chain',
   repartition: 'shuffle',
+  aggregate: 'keyed',
 };
+
+/** The shuffle key and partition count of a keyed operator. */
+function keyedShuffle(op: PlannedOperator, settings: PhysicalSettings): { key: KeySpec; partitions: number } {
+  const node = op.node;
+  if (node.kind !== 'aggregate') throw new Error(`internal: ${node.kind} is not keyed`);
+  // Without grouping columns every group meets in one task.
+  if (node.keys.length === 0) return { key: () => 0, partitions: 1 };
+  return {
+    key: node.keys.length === 1 ? node.keys[0]! : node.keys,
+    partitions: settings.defaultShufflePartitions,
+  };
+}
 
 /**
  * Splits the plan into stages at shuffles. Deterministic: the driver and the workers compute the
@@ -93,12 +112,15 @@ export function planPhysical(plan: AnalyzedPlan, settings: PhysicalSettings): Ph
         stage = newStage(stages, node.partitions ?? settings.defaultShufflePartitions, [
           { kind: 'shuffle', fromStage: upstream.id },
         ]);
-        upstream.output = {
-          kind: 'shuffle',
-          toStage: stage.id,
-          key: node.key,
-          operator: op as PlannedOperator<'repartition'>,
-        };
+        upstream.output = { kind: 'shuffle', toStage: stage.id, key: node.key, operator: op };
+        break;
+      }
+      case 'keyed': {
+        const upstream = place(op.inputs[0]!);
+        const { key, partitions } = keyedShuffle(op, settings);
+        stage = newStage(stages, partitions, [{ kind: 'shuffle', fromStage: upstream.id }]);
+        upstream.output = { kind: 'shuffle', toStage: stage.id, key, operator: op };
+        stage.chain.push(op);
         break;
       }
     }

@@ -1,7 +1,9 @@
 import type { MessagePort } from 'node:worker_threads';
-import type { BadRecordPolicy } from '../api/query-options.js';
+import type { BadRecordPolicy, LateRowPolicy } from '../api/query-options.js';
 import type { SerializedError } from '../errors.js';
 import type { EncodedLatency } from '../metrics/latency.js';
+import type { StateOperatorCounters } from '../operators/contract.js';
+import type { EventTimeStats } from '../operators/watermark.js';
 import type { PhysicalSettings } from '../plan/physical.js';
 import type { ClockSpec } from './time/clock.js';
 
@@ -39,6 +41,8 @@ export interface HostSpec {
   readonly resultRing: SharedArrayBuffer;
   readonly port: MessagePort;
   readonly onBadRecord: BadRecordPolicy;
+  readonly onLateRow: LateRowPolicy;
+  readonly multipleWatermarkPolicy: 'min' | 'max';
   readonly spinMicros: number;
 }
 
@@ -59,6 +63,12 @@ export interface TaskCounters {
   readonly latestOffset: number;
   /** The epoch the task is in (barriers it passed). */
   readonly epoch: number;
+  /** The watermark in force at the task's stateful operator (−Infinity before any). */
+  readonly watermark: number;
+  /** The task's stateful operator's counters, if it has one. */
+  readonly state: StateOperatorCounters | null;
+  /** Event times its watermark operators saw since the last report. */
+  readonly eventTime: EventTimeStats | null;
   /** Milliseconds spent waiting for space in an output ring. */
   readonly backpressureMs: number;
 }
@@ -74,6 +84,16 @@ export type HostMessage =
       readonly latency: EncodedLatency;
     }
   | { readonly type: 'failed'; readonly hostIndex: number; readonly error: SerializedError };
+
+/** A row that arrived behind the watermark, as the late-row output delivers it. */
+export interface LateRow {
+  readonly row: unknown;
+  /** The watermark in force when it arrived. */
+  readonly watermark: number;
+  readonly operator: { readonly id: number; readonly kind: string; readonly name?: string };
+  readonly partition: number;
+  readonly sourceOffset?: { readonly source: number; readonly partition: number; readonly offset: number };
+}
 
 /** Dead letter record as delivered to the driver (and to users). */
 export interface DeadLetter {

@@ -17,7 +17,7 @@ describe('plan-time validation', () => {
       assert.ok(e instanceof MillraceError);
       assert.equal(e.code, 'OUTPUT_MODE_NOT_SUPPORTED');
       assert.match(e.message, /'complete'/);
-      assert.match(e.message, /use append or update/);
+      assert.match(e.message, /modes that work here: append, update/);
       return true;
     });
     assert.equal(workerResources(), before, 'no thread was started');

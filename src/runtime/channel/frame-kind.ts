@@ -7,7 +7,7 @@ export const FrameKind = {
   PAD: 0,
   /** A row: `[sourceTime f64][readTime f64][origin f64][msgpack row]`; arg = source partition. */
   DATA: 1,
-  /** Event-time watermark: `[watermarkMs f64]`. */
+  /** Event-time watermark of one input: `[watermarkMs f64]`; arg = the watermark input's index. */
   WATERMARK: 2,
   /** Epoch barrier: `[epochId f64]`. Aligned at tasks with several inputs. */
   BARRIER: 3,
@@ -17,6 +17,8 @@ export const FrameKind = {
   FLUSH: 5,
   /** A row that user code could not handle, sent to the driver: `[msgpack dead letter]`. */
   DEAD_LETTER: 6,
+  /** A row that arrived behind the watermark, sent to the driver when the query asks: `[msgpack]`. */
+  LATE_ROW: 7,
 } as const;
 
 export type FrameKind = (typeof FrameKind)[keyof typeof FrameKind];

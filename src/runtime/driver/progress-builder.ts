@@ -1,5 +1,10 @@
 import type { LatencyKind, LatencyQuantiles } from '../../metrics/latency.js';
-import type { SourceProgress, StreamingQueryProgress } from '../../metrics/progress.js';
+import type {
+  SourceProgress,
+  StateOperatorProgress,
+  StreamingQueryProgress,
+} from '../../metrics/progress.js';
+import { isoTime } from '../../util/event-time.js';
 import type { TaskCounters } from '../messages.js';
 import type { Feeds } from './feeds.js';
 import type { RuntimeConfig } from './query-runtime.js';
@@ -22,6 +27,9 @@ const ZERO: TaskCounters = {
   sourceOffset: 0,
   latestOffset: -1,
   epoch: 0,
+  watermark: Number.NEGATIVE_INFINITY,
+  state: null,
+  eventTime: null,
   backpressureMs: 0,
 };
 
@@ -57,6 +65,66 @@ export class ProgressBuilder {
   /** The query's clock started: the first interval starts here. */
   start(startTime: number): void {
     this.lastTime = startTime;
+  }
+
+  /** One entry per stateful operator, summed over its partitions; counts are for the interval. */
+  private stateOperators(
+    counters: ReadonlyMap<number, TaskCounters>,
+    prev: (i: number) => TaskCounters,
+  ): StateOperatorProgress[] {
+    const byOperator = new Map<number, StateOperatorProgress>();
+    for (const [i, c] of counters) {
+      const s = c.state;
+      if (s === null) continue;
+      const before = prev(i).state;
+      let p = byOperator.get(s.operatorId);
+      if (p === undefined) {
+        p = {
+          operatorName: s.operatorName,
+          numRowsTotal: 0,
+          numRowsUpdated: 0,
+          numRowsRemoved: 0,
+          numRowsDroppedByWatermark: 0,
+          memoryUsedBytes: 0,
+          commitTimeMs: 0,
+          customMetrics: {},
+        };
+        byOperator.set(s.operatorId, p);
+      }
+      p.numRowsTotal += s.numRowsTotal;
+      p.numRowsUpdated += s.numRowsUpdated - (before?.numRowsUpdated ?? 0);
+      p.numRowsRemoved += s.numRowsRemoved - (before?.numRowsRemoved ?? 0);
+      p.numRowsDroppedByWatermark += s.numRowsDroppedByWatermark - (before?.numRowsDroppedByWatermark ?? 0);
+      p.memoryUsedBytes += s.memoryUsedBytes;
+    }
+    return [...byOperator.entries()].sort(([a], [b]) => a - b).map(([, p]) => p);
+  }
+
+  /** Spark's eventTime: event times seen in the interval, and the watermark in force (ISO-8601). */
+  private eventTime(counters: ReadonlyMap<number, TaskCounters>): Record<string, string> {
+    if (this.config.plan.watermarks.length === 0) return {};
+    let min = Number.POSITIVE_INFINITY;
+    let max = Number.NEGATIVE_INFINITY;
+    let sum = 0;
+    let count = 0;
+    let watermark = Number.NEGATIVE_INFINITY;
+    for (const c of counters.values()) {
+      if (c.eventTime !== null && c.eventTime.count > 0) {
+        min = Math.min(min, c.eventTime.min);
+        max = Math.max(max, c.eventTime.max);
+        sum += c.eventTime.sum;
+        count += c.eventTime.count;
+      }
+      if (c.state !== null) watermark = Math.max(watermark, c.watermark);
+    }
+    const out: Record<string, string> = {};
+    if (count > 0) {
+      out.avg = isoTime(Math.round(sum / count));
+      out.max = isoTime(max);
+      out.min = isoTime(min);
+    }
+    out.watermark = isoTime(Math.max(0, watermark));
+    return out;
   }
 
   build(input: ProgressInput): StreamingQueryProgress {
@@ -104,6 +172,9 @@ export class ProgressBuilder {
       backpressure += c.backpressureMs - prev(i).backpressureMs;
     }
 
+    const stateOperators = this.stateOperators(counters, prev);
+    const eventTime = this.eventTime(counters);
+
     this.previous = new Map(counters);
     this.lastTime = input.now;
     return {
@@ -121,8 +192,8 @@ export class ProgressBuilder {
         reportLatency: Math.round(input.reportLatencyMs * 1000) / 1000,
         backpressure: Math.round(backpressure * 1000) / 1000,
       },
-      eventTime: {},
-      stateOperators: [],
+      eventTime,
+      stateOperators,
       sources,
       sink: { description: this.config.plan.definition.sink.description, numOutputRows: outputRows },
       latencyMs: input.latency,

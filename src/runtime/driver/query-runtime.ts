@@ -17,7 +17,7 @@ import {
   START_TIME_F64,
   STARTED_SLOT,
 } from '../control-layout.js';
-import type { DeadLetter, HostMessage, HostSpec, TaskCounters } from '../messages.js';
+import type { DeadLetter, HostMessage, HostSpec, LateRow, TaskCounters } from '../messages.js';
 import type { Clock, ClockSpec, ManualClock } from '../time/clock.js';
 import { PreciseTime } from '../time/precise-time.js';
 import { createTimerQueue, type TimerQueue } from '../time/timer-queue.js';
@@ -31,6 +31,7 @@ import { wire } from './wiring.js';
 export interface RuntimeListener {
   progress(p: StreamingQueryProgress): void;
   deadLetter(d: DeadLetter): void;
+  lateRow(r: LateRow): void;
   epochCommitted(epoch: number): void;
   /** The query failed after it started (a task threw, a worker died). */
   failed(error: MillraceError): void;
@@ -118,6 +119,7 @@ export class QueryRuntime {
     this.feeds = new Feeds(physical, wiring, this.bells, this.precise);
     this.results = new Results(config.plan.definition.sink, physical, wiring, this.bells, {
       deadLetter: (d) => listener.deadLetter(d),
+      lateRow: (r) => listener.lateRow(r),
       epochCommitted: (e) => listener.epochCommitted(e),
       consoleLine: (line, stream) => listener.consoleLine(line, stream),
     });
@@ -161,6 +163,8 @@ export class QueryRuntime {
       tasks: h.tasks,
       resultRing: h.resultRing,
       onBadRecord: options.onBadRecord,
+      onLateRow: options.onLateRow,
+      multipleWatermarkPolicy: options.multipleWatermarkPolicy,
       spinMicros: options.spinMicros,
     }));
     this.pool = new Piscina({

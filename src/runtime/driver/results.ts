@@ -5,7 +5,7 @@ import { FrameReader } from '../channel/frame-codec.js';
 import { FrameKind } from '../channel/frame-kind.js';
 import { TAG_KIND_MASK, tagArg } from '../channel/ring-layout.js';
 import { RingConsumer } from '../channel/spsc-ring.js';
-import type { DeadLetter } from '../messages.js';
+import type { DeadLetter, LateRow } from '../messages.js';
 import { formatConsoleRow, MemorySinkStore } from './sink-store.js';
 import type { Wiring } from './wiring.js';
 
@@ -14,6 +14,7 @@ export const DEAD_LETTER_RETENTION = 10_000;
 
 export interface ResultEvents {
   deadLetter(letter: DeadLetter): void;
+  lateRow(row: LateRow): void;
   /** Every sink partition passed the barrier of `epoch`. */
   epochCommitted(epoch: number): void;
   /** A line for the console sink. */
@@ -27,6 +28,8 @@ export interface ResultEvents {
 export class Results {
   readonly memorySink: MemorySinkStore | null;
   readonly deadLetters: DeadLetter[] = [];
+  /** Late rows sent to the late-row output (the newest {@link DEAD_LETTER_RETENTION}). */
+  readonly lateRows: LateRow[] = [];
   private readonly readers: FrameReader[];
   /** Sink partition of each task index (-1 for tasks of other stages). */
   private readonly sinkPartition: number[];
@@ -123,6 +126,13 @@ export class Results {
         this.deadLetters.push(letter);
         if (this.deadLetters.length > DEAD_LETTER_RETENTION) this.deadLetters.shift();
         this.events.deadLetter(letter);
+        return;
+      }
+      case FrameKind.LATE_ROW: {
+        const late = r.readValue() as LateRow;
+        this.lateRows.push(late);
+        if (this.lateRows.length > DEAD_LETTER_RETENTION) this.lateRows.shift();
+        this.events.lateRow(late);
         return;
       }
       default:

@@ -4,7 +4,7 @@ import type { LatencyKind, LatencySummary } from '../../metrics/latency.js';
 import { notifyListeners } from '../../metrics/listeners.js';
 import type { StreamingQueryProgress } from '../../metrics/progress.js';
 import { explain } from '../../plan/physical.js';
-import type { DeadLetter } from '../messages.js';
+import type { DeadLetter, LateRow } from '../messages.js';
 import { type ManualClock, notManual } from '../time/clock.js';
 import { QueryRuntime, type RuntimeConfig, type RuntimeListener } from './query-runtime.js';
 import type { SinkEpoch } from './sink-store.js';
@@ -42,6 +42,7 @@ export interface QueryEvents {
   idle: [StreamingQueryProgress];
   terminated: [MillraceError | null];
   deadLetter: [DeadLetter];
+  lateRow: [LateRow];
   epochCommitted: [number];
 }
 
@@ -110,6 +111,7 @@ export class StreamingQuery extends EventEmitter<QueryEvents> {
     return {
       progress: (p) => this.onProgress(p),
       deadLetter: (d) => this.emit('deadLetter', d),
+      lateRow: (r) => this.emit('lateRow', r),
       epochCommitted: (e) => this.emit('epochCommitted', e),
       failed: (e) => void this.onFailed(e),
       consoleLine: (line, stream) => this.handleOptions.console(line, stream),
@@ -260,6 +262,11 @@ export class StreamingQuery extends EventEmitter<QueryEvents> {
   /** Starts the whole-run latency summary afresh (benchmarks call it after their warm-up). */
   resetLatencySummary(): void {
     this.runtime.latency.resetTotal();
+  }
+
+  /** Rows that arrived behind the watermark, under `onLateRow: 'sideOutput'` (the newest 10 000). */
+  lateRows(): LateRow[] {
+    return [...this.runtime.results.lateRows];
   }
 
   /** Latency over the whole run so far (or since {@link resetLatencySummary}), in ms. */

@@ -1,4 +1,4 @@
-import type { BadRecordPolicy } from '../../api/query-options.js';
+import type { BadRecordPolicy, LateRowPolicy } from '../../api/query-options.js';
 import type { LatencyRecorder } from '../../metrics/latency.js';
 import type { DoorbellTable } from '../channel/doorbell.js';
 import type { FrameWriter } from '../channel/frame-codec.js';
@@ -15,6 +15,8 @@ export interface HostContext {
   /** The host's ring to the driver. */
   readonly result: FrameWriter;
   readonly onBadRecord: BadRecordPolicy;
+  readonly onLateRow: LateRowPolicy;
+  readonly multipleWatermarkPolicy: 'min' | 'max';
   /** Clock time the query started (NaN until every worker runs). */
   readonly startTime: number;
   readonly bells: DoorbellTable;

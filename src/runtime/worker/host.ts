@@ -1,4 +1,4 @@
-import type { BadRecordPolicy } from '../../api/query-options.js';
+import type { BadRecordPolicy, LateRowPolicy } from '../../api/query-options.js';
 import type { ErrorLocation } from '../../errors.js';
 import { LatencyRecorder } from '../../metrics/latency.js';
 import type { AnalyzedPlan } from '../../plan/analyze.js';
@@ -31,6 +31,8 @@ export class Host implements HostContext {
   readonly recorder = new LatencyRecorder();
   readonly result: FrameWriter;
   readonly onBadRecord: BadRecordPolicy;
+  readonly onLateRow: LateRowPolicy;
+  readonly multipleWatermarkPolicy: 'min' | 'max';
   startTime = Number.NaN;
   readonly bells: DoorbellTable;
   readonly bell: number;
@@ -50,6 +52,8 @@ export class Host implements HostContext {
     this.bell = spec.bell;
     this.result = new FrameWriter(new RingProducer(spec.resultRing, this.bells));
     this.onBadRecord = spec.onBadRecord;
+    this.onLateRow = spec.onLateRow;
+    this.multipleWatermarkPolicy = spec.multipleWatermarkPolicy;
     this.control = new Int32Array(spec.control);
     this.tasks = spec.tasks.map((t) => new Task(this, t, plan, physical));
   }

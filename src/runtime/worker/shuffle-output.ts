@@ -1,5 +1,4 @@
-import type { OperatorContext } from '../../operators/contract.js';
-import type { PlannedOperator } from '../../plan/analyze.js';
+import type { OperatorContext, OperatorRef } from '../../operators/contract.js';
 import type { KeySpec } from '../../plan/nodes.js';
 import type { RingProducer } from '../channel/spsc-ring.js';
 import { keyHasher } from '../partitioner.js';
@@ -18,7 +17,7 @@ export class ShuffleOutput implements TaskOutput {
   constructor(
     rings: readonly RingProducer[],
     key: KeySpec,
-    private readonly op: PlannedOperator<'repartition'>,
+    private readonly op: OperatorRef,
     private readonly meta: RowMeta,
     private readonly ctx: OperatorContext,
   ) {
@@ -39,8 +38,8 @@ export class ShuffleOutput implements TaskOutput {
     this.set.writers[h % this.n]!.writeData(row, originArg(m), m.sourceTime, m.readTime, m.origin);
   }
 
-  marker(kind: number, value: number): void {
-    this.set.marker(kind, value);
+  marker(kind: number, value: number, arg = 0): void {
+    this.set.marker(kind, value, arg);
   }
 
   get blocked(): boolean {

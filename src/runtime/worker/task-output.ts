@@ -5,7 +5,7 @@ import type { RingProducer } from '../channel/spsc-ring.js';
 /** The end of a task's chain: rows go on to the next stage, or to the sink. */
 export interface TaskOutput extends RowSink {
   /** Passes a control marker downstream (every partition of the next stage, or the driver). */
-  marker(kind: number, value: number): void;
+  marker(kind: number, value: number, arg?: number): void;
   /** True while frames wait for ring space; the task reads no more input until it clears. */
   readonly blocked: boolean;
   /** Retries waiting frames; true when none are left. */
@@ -33,8 +33,8 @@ export class WriterSet {
     return clear;
   }
 
-  marker(kind: number, value: number): void {
-    for (let i = 0; i < this.writers.length; i++) this.writers[i]!.writeMarker(kind, value);
+  marker(kind: number, value: number, arg = 0): void {
+    for (let i = 0; i < this.writers.length; i++) this.writers[i]!.writeMarker(kind, value, arg);
   }
 
   publish(): void {

@@ -1,8 +1,9 @@
 import { GeneratorSchedule } from '../../connectors/generator/reader.js';
 import type { GeneratorSourceSpec } from '../../connectors/spec.js';
 import { ErrorCode, MillraceError, type SerializedError, serializeError } from '../../errors.js';
-import type { OperatorContext, OperatorRef, RowSink } from '../../operators/contract.js';
-import { buildChain } from '../../operators/index.js';
+import type { OperatorContext, OperatorRef, RowSink, StatefulOperator } from '../../operators/contract.js';
+import { buildChain, isStateful } from '../../operators/index.js';
+import { type EventTimeStats, WatermarkOperator } from '../../operators/watermark.js';
 import type { AnalyzedPlan, PlannedOperator } from '../../plan/analyze.js';
 import type { PhysicalPlan, StagePlan } from '../../plan/physical.js';
 import { FrameReader } from '../channel/frame-codec.js';
@@ -16,6 +17,7 @@ import { ShuffleOutput } from './shuffle-output.js';
 import { createSinkRuntime } from './sink-factory.js';
 import { SinkOutput, type SinkTask } from './sink-output.js';
 import type { TaskOutput } from './task-output.js';
+import { WatermarkTracker } from './watermark-tracker.js';
 
 /** Frames (or generated rows) a task handles per step before the host moves to its next task. */
 const STEP_BUDGET = 256;
@@ -37,7 +39,6 @@ class InputChannel {
   barrierEpoch = -1;
   /** Highest processAllAvailable probe it delivered. */
   flushId = 0;
-  watermark = Number.NEGATIVE_INFINITY;
 
   constructor(ring: RingConsumer) {
     this.reader = new FrameReader(ring);
@@ -73,6 +74,10 @@ export class Task implements OperatorContext, SinkTask {
   private readonly inputs: InputChannel[];
   private readonly output: TaskOutput;
   private readonly head: RowSink;
+  /** The stage's stateful operator, when it has one (it heads the chain). */
+  private readonly stateful: StatefulOperator | null;
+  private readonly watermarkOps: WatermarkOperator[];
+  private readonly watermarks: WatermarkTracker;
   private readonly isSource: boolean;
   private readonly sourceIndex: number;
   private readonly sourceOp: PlannedOperator | null;
@@ -85,7 +90,6 @@ export class Task implements OperatorContext, SinkTask {
   private ending = false;
   private epoch = 0;
   private forwardedFlush = 0;
-  private forwardedWatermark = Number.NEGATIVE_INFINITY;
   /** While a marker waits for the generator to catch up: the clock time it was first seen. */
   private markerCutoff = Number.NaN;
   private blockedSince = 0;
@@ -109,7 +113,16 @@ export class Task implements OperatorContext, SinkTask {
     } else {
       this.output = new SinkOutput(createSinkRuntime(sink, host, this), this, host);
     }
-    this.head = buildChain(stage.chain, this.output, this);
+    const ops = buildChain(stage.chain, this.output, this, plan);
+    this.head = ops[0] ?? this.output;
+    this.stateful = ops[0] !== undefined && isStateful(ops[0]) ? ops[0] : null;
+    this.watermarkOps = ops.filter((o): o is WatermarkOperator => o instanceof WatermarkOperator);
+    const statefulId = this.stateful === null ? -1 : stage.chain[0]!.id;
+    this.watermarks = new WatermarkTracker(
+      plan.watermarks.length,
+      statefulId < 0 ? [] : plan.watermarksAbove[statefulId]!,
+      host.multipleWatermarkPolicy,
+    );
     const first = stage.inputs[0]!;
     this.isSource = first.kind === 'source';
     if (first.kind === 'source') {
@@ -138,6 +151,8 @@ export class Task implements OperatorContext, SinkTask {
     try {
       return this.work();
     } finally {
+      // Watermarks heard or made in this step travel on after the rows that came before them.
+      this.forwardWatermarks();
       this.output.publish();
       for (let i = 0; i < this.inputs.length; i++) this.inputs[i]!.reader.ring.flushRelease();
     }
@@ -258,18 +273,16 @@ export class Task implements OperatorContext, SinkTask {
         this.forwardFlush();
         return true;
       case FrameKind.WATERMARK:
-        if (value > input.watermark) input.watermark = value;
-        this.forwardWatermark();
+        this.advanceWatermark(tagArg(ring.tag), value);
         return true;
       case FrameKind.END_OF_STREAM:
         input.eos = true;
         if (this.inputs.every((i) => i.eos)) {
           this.ending = true;
-          this.output.marker(FrameKind.END_OF_STREAM, 0);
+          this.forwardMarker(FrameKind.END_OF_STREAM, 0);
         } else {
           this.completeBarrier();
           this.forwardFlush();
-          this.forwardWatermark();
         }
         return true;
       default:
@@ -284,6 +297,19 @@ export class Task implements OperatorContext, SinkTask {
     }
   }
 
+  /**
+   * Passes a control marker on. Watermarks this task heard or made go first: whatever came before
+   * the marker — the watermark it moved included — is downstream before the marker is.
+   */
+  private forwardMarker(kind: number, value: number): void {
+    this.forwardWatermarks();
+    this.output.marker(kind, value);
+  }
+
+  private forwardWatermarks(): void {
+    this.watermarks.flush((input, value) => this.output.marker(FrameKind.WATERMARK, value, input));
+  }
+
   /** Aligned barriers: forward once every live input delivered it, then read all inputs again. */
   private completeBarrier(): void {
     let epoch = -1;
@@ -295,7 +321,7 @@ export class Task implements OperatorContext, SinkTask {
     if (epoch < 0) return;
     for (const i of this.inputs) i.aligned = false;
     this.epoch = epoch + 1;
-    this.output.marker(FrameKind.BARRIER, epoch);
+    this.forwardMarker(FrameKind.BARRIER, epoch);
   }
 
   private forwardFlush(): void {
@@ -303,16 +329,7 @@ export class Task implements OperatorContext, SinkTask {
     for (const i of this.inputs) if (!i.eos && i.flushId < min) min = i.flushId;
     if (min !== Number.POSITIVE_INFINITY && min > this.forwardedFlush) {
       this.forwardedFlush = min;
-      this.output.marker(FrameKind.FLUSH, min);
-    }
-  }
-
-  private forwardWatermark(): void {
-    let min = Number.POSITIVE_INFINITY;
-    for (const i of this.inputs) if (!i.eos && i.watermark < min) min = i.watermark;
-    if (min !== Number.POSITIVE_INFINITY && min > this.forwardedWatermark) {
-      this.forwardedWatermark = min;
-      this.output.marker(FrameKind.WATERMARK, min);
+      this.forwardMarker(FrameKind.FLUSH, min);
     }
   }
 
@@ -388,6 +405,30 @@ export class Task implements OperatorContext, SinkTask {
     }
   }
 
+  watermark(): number {
+    return this.watermarks.watermark;
+  }
+
+  advanceWatermark(input: number, value: number): void {
+    if (this.watermarks.advance(input, value)) this.stateful?.onWatermark(this.watermarks.watermark);
+  }
+
+  lateRow(op: OperatorRef, row: unknown): void {
+    if (this.host.onLateRow !== 'sideOutput') return;
+    const m = this.meta;
+    this.host.result.writeValue(
+      FrameKind.LATE_ROW,
+      {
+        row,
+        watermark: this.watermarks.watermark,
+        operator: { id: op.id, kind: op.node.kind, ...(op.node.label ? { name: op.node.label } : {}) },
+        partition: this.partition,
+        sourceOffset: { source: m.sourceIndex, partition: m.sourcePartition, offset: m.origin },
+      },
+      this.index,
+    );
+  }
+
   // --- SinkTask ------------------------------------------------------------------------------
 
   waitFor(p: PromiseLike<unknown>): void {
@@ -435,8 +476,22 @@ export class Task implements OperatorContext, SinkTask {
       sourceOffset: this.isSource ? this.sourceOffset : -1,
       latestOffset: latest,
       epoch: this.epoch,
+      watermark: this.watermarks.watermark,
+      state: this.stateful?.stateCounters() ?? null,
+      eventTime: this.takeEventTimeStats(),
       backpressureMs:
         this.backpressureMs + (this.blockedSince === 0 ? 0 : performance.now() - this.blockedSince),
     };
+  }
+
+  private takeEventTimeStats(): EventTimeStats | null {
+    if (this.watermarkOps.length === 0) return null;
+    const all = this.watermarkOps.map((w) => w.takeStats());
+    return all.reduce((a, b) => ({
+      min: Math.min(a.min, b.min),
+      max: Math.max(a.max, b.max),
+      sum: a.sum + b.sum,
+      count: a.count + b.count,
+    }));
   }
 }

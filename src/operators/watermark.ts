@@ -1,0 +1,75 @@
+import type { AnalyzedPlan, PlannedOperator } from '../plan/analyze.js';
+import { toEventTime } from '../util/event-time.js';
+import type { OperatorContext, RowSink } from './contract.js';
+
+/** Event times seen since the last report (for progress' eventTime). */
+export interface EventTimeStats {
+  min: number;
+  max: number;
+  sum: number;
+  count: number;
+}
+
+/**
+ * `withWatermark(column, delay)`: passes rows through, tracking the largest event time this
+ * partition has seen; when `max − delay` grows it tells the task, which carries the new value
+ * in-band to every downstream task (they keep the largest value any partition reported: Spark's
+ * watermark is max event time over all partitions of the input, minus the delay).
+ */
+export class WatermarkOperator implements RowSink {
+  private readonly column: string;
+  private readonly delay: number;
+  private readonly input: number;
+  private max = Number.NEGATIVE_INFINITY;
+  private stats: EventTimeStats = {
+    min: Number.POSITIVE_INFINITY,
+    max: Number.NEGATIVE_INFINITY,
+    sum: 0,
+    count: 0,
+  };
+
+  constructor(
+    private readonly op: PlannedOperator<'watermark'>,
+    private readonly next: RowSink,
+    private readonly ctx: OperatorContext,
+    plan: AnalyzedPlan,
+  ) {
+    this.column = op.node.column;
+    this.delay = op.node.delayMs;
+    this.input = plan.watermarks.find((w) => w.operatorId === op.id)!.index;
+  }
+
+  push(row: unknown): void {
+    const raw = row == null ? undefined : (row as Record<string, unknown>)[this.column];
+    if (raw != null) {
+      const t = toEventTime(raw);
+      if (Number.isNaN(t)) {
+        this.ctx.badRecord(
+          this.op,
+          row,
+          new TypeError(
+            `event time column '${this.column}' holds ${JSON.stringify(raw)}: expected ms since the epoch or a Date`,
+          ),
+        );
+        return;
+      }
+      const s = this.stats;
+      if (t < s.min) s.min = t;
+      if (t > s.max) s.max = t;
+      s.sum += t;
+      s.count++;
+      if (t > this.max) {
+        this.max = t;
+        this.ctx.advanceWatermark(this.input, t - this.delay);
+      }
+    }
+    this.next.push(row);
+  }
+
+  /** Event times since the last call. */
+  takeStats(): EventTimeStats {
+    const s = this.stats;
+    this.stats = { min: Number.POSITIVE_INFINITY, max: Number.NEGATIVE_INFINITY, sum: 0, count: 0 };
+    return s;
+  }
+}
