@@ -11,7 +11,15 @@ export { defineJob, JobContext, type JobModule, type JobParams } from './api/job
 export type { OutputMode } from './api/output-mode.js';
 export type { BadRecordPolicy, LateRowPolicy, QueryOptions, QueryOptionsInput } from './api/query-options.js';
 export { type OperatorOptions, Stream } from './api/stream.js';
-export { type RealTimeTrigger, Trigger, type TriggerSpec } from './api/trigger.js';
+export {
+  type AvailableNowTrigger,
+  type MicroBatchTrigger,
+  type OnceTrigger,
+  type ProcessingTimeTrigger,
+  type RealTimeTrigger,
+  Trigger,
+  type TriggerSpec,
+} from './api/trigger.js';
 export { type TimeWindow, type WindowBounds, window } from './api/window.js';
 export { type QueryDefinition, StreamWriter } from './api/writer.js';
 export * from './connectors/index.js';

@@ -76,9 +76,13 @@ export class StreamWriter {
     return this.with({ outputMode: mode });
   }
 
+  /** Real-time (default) or micro-batch execution: a `Trigger.*` value. */
   trigger(trigger: TriggerSpec): StreamWriter {
-    if (typeof trigger !== 'object' || trigger === null || trigger.kind !== 'realTime') {
-      throw invalidArgument('trigger: pass Trigger.realTime(interval)');
+    const kinds = ['realTime', 'processingTime', 'availableNow', 'once'];
+    if (typeof trigger !== 'object' || trigger === null || !kinds.includes(trigger.kind)) {
+      throw invalidArgument(
+        'trigger: pass Trigger.realTime(), Trigger.processingTime(), Trigger.availableNow() or Trigger.once()',
+      );
     }
     return this.with({ trigger });
   }

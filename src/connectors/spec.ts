@@ -17,6 +17,8 @@ interface SourceSpecBase<T> {
   readonly partitions: number;
   /** Shown in plans and in progress (`sources[].description`). */
   readonly description: string;
+  /** Micro-batch mode: at most this many rows per batch, over all partitions (undefined: no limit). */
+  readonly maxRowsPerTrigger: number | undefined;
 }
 
 /** Rows added from the test through `q.source(name).addData(rows, partition?)`. */

@@ -27,6 +27,11 @@ export function checkPositiveNumber(what: string, value: unknown): number {
   return value;
 }
 
+/** Reads an optional `maxRowsPerTrigger` option. */
+export function checkRateLimit(what: string, value: unknown): number | undefined {
+  return value === undefined ? undefined : checkPositiveInt(`${what}: maxRowsPerTrigger`, value);
+}
+
 export function checkFunction(what: string, value: unknown): void {
   if (typeof value !== 'function') throw invalidArgument(`${what} must be a function, got ${typeof value}`);
 }

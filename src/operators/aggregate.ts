@@ -1,5 +1,6 @@
 import type { Aggregator } from '../api/aggregates.js';
 import type { OutputMode } from '../api/output-mode.js';
+import { isMicroBatch } from '../api/trigger.js';
 import { type TimeWindow, windowStarts } from '../api/window.js';
 import { type AnalyzedPlan, eventTimeWatermarks, type PlannedOperator } from '../plan/analyze.js';
 import { InMemoryStateStore } from '../state/state-store.js';
@@ -15,11 +16,15 @@ interface Group {
 }
 
 /**
- * `groupBy(...).agg({...})` in real-time mode. Each row updates its group (one per window it falls
- * in); in update mode the changed result row is emitted at once, in append mode a window's row is
- * emitted once, when the watermark passes its end. With a watermark on the window's column, rows at
- * or below the watermark are late (dropped and counted, or sent to the late rows) and windows
- * behind it are evicted.
+ * `groupBy(...).agg({...})`. Each row updates its group (one per window it falls in). With a
+ * watermark on the window's column (and not in complete mode), rows at or below the watermark in
+ * force are late (dropped and counted, or sent to the late rows) and windows behind it are evicted.
+ *
+ * Real-time mode: in update mode the changed result row is emitted at once; in append mode a
+ * window's row is emitted once, when the watermark passes its end.
+ * Micro-batch mode: output waits for the end of the batch — update emits each group the batch
+ * changed (its final value), append the windows the batch's watermark closed, complete the whole
+ * result table.
  */
 export class AggregateOperator implements StatefulOperator {
   readonly stateful = true;
@@ -37,6 +42,8 @@ export class AggregateOperator implements StatefulOperator {
   private readonly byEnd = new Map<number, string[]>();
   private readonly starts: number[] = [];
   private dropped = 0;
+  /** Micro-batch mode: groups changed in the current batch, in the order they first changed. */
+  private readonly changed: Set<string> | null;
 
   constructor(
     private readonly op: PlannedOperator<'aggregate'>,
@@ -51,8 +58,12 @@ export class AggregateOperator implements StatefulOperator {
     this.aggregators = node.aggregates.map((a) => a.spec.aggregator);
     this.columns = node.aggregates.map((a) => a.spec.column);
     this.mode = plan.definition.outputMode;
+    // Complete mode keeps every group: the watermark neither drops rows nor evicts state there.
     this.watermarked =
-      node.window !== undefined && eventTimeWatermarks(plan, op, node.window.column).length > 0;
+      this.mode !== 'complete' &&
+      node.window !== undefined &&
+      eventTimeWatermarks(plan, op, node.window.column).length > 0;
+    this.changed = isMicroBatch(plan.definition.trigger) ? new Set() : null;
     this.store = new InMemoryStateStore<Group>(48 + 24 * (node.keys.length + node.aggregates.length));
   }
 
@@ -102,10 +113,33 @@ export class AggregateOperator implements StatefulOperator {
       states[i] = this.aggregators[i]!.add(states[i], column === undefined ? row : row?.[column]);
     }
     this.store.put(key, g);
-    if (this.mode === 'update') this.next.push(this.resultRow(g));
+    if (this.changed !== null) this.changed.add(key);
+    else if (this.mode === 'update') this.next.push(this.resultRow(g));
   }
 
   onWatermark(watermark: number): void {
+    this.closeUpTo(watermark);
+  }
+
+  finishBatch(watermark: number): void {
+    if (this.mode === 'update') {
+      for (const key of this.changed!) {
+        const g = this.store.get(key);
+        if (g !== undefined) this.next.push(this.resultRow(g));
+      }
+    } else if (this.mode === 'complete') {
+      for (const [, g] of this.store.entries()) this.next.push(this.resultRow(g));
+    }
+    this.changed!.clear();
+    this.closeUpTo(watermark);
+  }
+
+  nextDue(): number {
+    return this.watermarked && this.ends.length > 0 ? this.ends[0]! : Number.POSITIVE_INFINITY;
+  }
+
+  /** Evicts the windows that end at or before `watermark`, emitting each in append mode. */
+  private closeUpTo(watermark: number): void {
     if (!this.watermarked) return;
     const ends = this.ends;
     while (ends.length > 0 && ends[0]! <= watermark) {

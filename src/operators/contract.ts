@@ -49,7 +49,12 @@ export interface StateOperatorCounters {
  */
 export interface StatefulOperator extends RowSink {
   readonly stateful: true;
+  /** Real-time mode: the watermark in force advanced. */
   onWatermark(watermark: number): void;
+  /** Micro-batch mode: the batch ended; emit what the output mode says, evict behind `watermark`. */
+  finishBatch(watermark: number): void;
+  /** The smallest watermark at which state would emit or evict (Infinity: none). */
+  nextDue(): number;
   stateCounters(): StateOperatorCounters;
 }
 

@@ -1,4 +1,5 @@
 import type { OutputMode } from '../api/output-mode.js';
+import { isMicroBatch } from '../api/trigger.js';
 import type { QueryDefinition } from '../api/writer.js';
 import type { SourceSpec } from '../connectors/spec.js';
 import { ErrorCode, MillraceError } from '../errors.js';
@@ -145,7 +146,8 @@ type ModeSupport = Partial<Record<OutputMode, string>>;
 
 /**
  * Output modes a query shape supports (SPEC §3, "Output modes"), with the reason for each mode it
- * does not. Real-time execution has no result table to output completely.
+ * does not. Complete mode needs micro-batch execution: real-time execution has no batches to output
+ * the whole result table at.
  */
 export function outputModeSupport(plan: AnalyzedPlan): { operator: PlannedOperator; refused: ModeSupport } {
   const [stateful] = statefulOperators(plan);
@@ -155,9 +157,13 @@ export function outputModeSupport(plan: AnalyzedPlan): { operator: PlannedOperat
       refused: { complete: 'a query without an aggregation has no result table to output completely' },
     };
   }
-  const refused: ModeSupport = {
-    complete: 'complete mode outputs the whole result table at each batch, which needs micro-batch execution',
-  };
+  const refused: ModeSupport = isMicroBatch(plan.definition.trigger)
+    ? {}
+    : {
+        complete:
+          'complete mode outputs the whole result table at each batch, which needs micro-batch execution ' +
+          '(Trigger.processingTime, availableNow or once)',
+      };
   const node = stateful.node;
   if (node.kind === 'aggregate') {
     const column = node.window?.column;

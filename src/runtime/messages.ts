@@ -40,6 +40,8 @@ export interface HostSpec {
   /** Host → driver: sink rows for driver-side sinks, markers acknowledged by sink tasks, dead letters. */
   readonly resultRing: SharedArrayBuffer;
   readonly port: MessagePort;
+  /** Micro-batch execution: sources read up to the driver's BATCH markers, stateful tasks emit at batch ends. */
+  readonly microBatch: boolean;
   readonly onBadRecord: BadRecordPolicy;
   readonly onLateRow: LateRowPolicy;
   readonly multipleWatermarkPolicy: 'min' | 'max';

@@ -80,7 +80,8 @@ describe('windowed aggregation, property-based', () => {
         // Every late row was late by the rows that came before it.
         let maxBefore = Number.NEGATIVE_INFINITY;
         for (const r of rows) {
-          if (lateSet.has(JSON.stringify(r))) assert.ok(r.ts <= maxBefore - DELAY, `case ${c}: ${r.ts} was not late`);
+          if (lateSet.has(JSON.stringify(r)))
+            assert.ok(r.ts <= maxBefore - DELAY, `case ${c}: ${r.ts} was not late`);
           maxBefore = Math.max(maxBefore, r.ts);
         }
         const expected = batchAggregate(rows.filter((r) => !lateSet.has(JSON.stringify(r))));

@@ -1,6 +1,12 @@
 import { type Duration, parseDuration } from '../../util/duration.js';
 import type { GeneratorSourceSpec } from '../spec.js';
-import { checkFunction, checkName, checkPositiveInt, checkPositiveNumber } from '../validate.js';
+import {
+  checkFunction,
+  checkName,
+  checkPositiveInt,
+  checkPositiveNumber,
+  checkRateLimit,
+} from '../validate.js';
 
 export interface GeneratorSourceOptions<T> {
   name?: string;
@@ -15,6 +21,8 @@ export interface GeneratorSourceOptions<T> {
    * checkpointed offsets). `scheduledTimeMs` is when the row is due, by the query's clock.
    */
   generate: (partition: number, offset: number, scheduledTimeMs: number) => T;
+  /** Micro-batch mode: at most this many rows per batch (default: all that are due). */
+  maxRowsPerTrigger?: number;
 }
 
 /**
@@ -39,6 +47,7 @@ export function generatorSource<T>(options: GeneratorSourceOptions<T>): Generato
     rowsPerSecond,
     rampUpTimeMs,
     generate: options.generate,
+    maxRowsPerTrigger: checkRateLimit('sources.generator', options.maxRowsPerTrigger),
     description: `Generator[${name ?? 'unnamed'}, rowsPerSecond=${rowsPerSecond}, partitions=${partitions}]`,
   });
 }

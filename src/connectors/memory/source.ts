@@ -1,11 +1,13 @@
 import type { MemorySourceSpec } from '../spec.js';
-import { checkName, checkPositiveInt } from '../validate.js';
+import { checkName, checkPositiveInt, checkRateLimit } from '../validate.js';
 
 export interface MemorySourceOptions {
   /** How tests address the source: `q.source(name).addData(rows)`. */
   name: string;
   /** Number of partitions (default 1). `addData(rows, partition)` picks one. */
   partitions?: number;
+  /** Micro-batch mode: at most this many rows per batch (default: all that are available). */
+  maxRowsPerTrigger?: number;
 }
 
 /**
@@ -22,6 +24,7 @@ export function memorySource<T = unknown>(options: MemorySourceOptions): MemoryS
     kind: 'memory',
     name,
     partitions,
+    maxRowsPerTrigger: checkRateLimit('sources.memory', options.maxRowsPerTrigger),
     description: `MemoryStream[${name}]`,
   });
 }

@@ -1,7 +1,7 @@
 import type { Duration } from '../../util/duration.js';
 import { parseDuration } from '../../util/duration.js';
 import type { GeneratorSourceSpec } from '../spec.js';
-import { checkName, checkPositiveInt, checkPositiveNumber } from '../validate.js';
+import { checkName, checkPositiveInt, checkPositiveNumber, checkRateLimit } from '../validate.js';
 
 export interface RateSourceOptions {
   name?: string;
@@ -11,6 +11,8 @@ export interface RateSourceOptions {
   numPartitions?: number;
   /** Linear ramp from 0 to the full rate (default none). */
   rampUpTime?: Duration;
+  /** Micro-batch mode: at most this many rows per batch (default: all that are due). */
+  maxRowsPerTrigger?: number;
 }
 
 /** A row of the rate source: its scheduled time (ms since the epoch) and a global sequence number. */
@@ -34,6 +36,7 @@ export function rateSource(options: RateSourceOptions = {}): GeneratorSourceSpec
     partitions,
     rowsPerSecond,
     rampUpTimeMs,
+    maxRowsPerTrigger: checkRateLimit('sources.rate', options.maxRowsPerTrigger),
     generate: (partition: number, offset: number, scheduledTimeMs: number): RateRow => ({
       timestamp: scheduledTimeMs,
       value: offset * partitions + partition,

@@ -71,7 +71,7 @@ interface PendingFrame {
   f0: number;
   f1: number;
   f2: number;
-  /** Number of leading Float64 fields in use (0, 1 or 3). */
+  /** Number of leading Float64 fields in use (0 to 3). */
   fields: number;
   body: Buffer | null;
 }
@@ -143,6 +143,23 @@ export class FrameWriter {
     return false;
   }
 
+  /** Writes a marker carrying two numbers (a micro-batch's epoch and end offset). */
+  writeMarker2(kind: number, a: number, b: number, arg = 0): boolean {
+    const tag = makeTag(kind, arg);
+    if (this.pending.length === 0) {
+      const at = this.ring.reserve(2 * MARKER_PAYLOAD_BYTES);
+      if (at >= 0) {
+        this.ring.f64[at >> 3] = a;
+        this.ring.f64[(at >> 3) + 1] = b;
+        this.ring.commit(tag);
+        return true;
+      }
+      this.fullEvents++;
+    }
+    this.pending.push({ tag, f0: a, f1: b, f2: 0, fields: 2, body: null });
+    return false;
+  }
+
   /** Writes a frame whose whole payload is one msgpack value (dead letters, results). */
   writeValue(kind: number, value: unknown, arg = 0): boolean {
     const body = this.encode(value);
@@ -178,10 +195,8 @@ export class FrameWriter {
       if (at < 0) break;
       const f = at >> 3;
       if (p.fields >= 1) this.ring.f64[f] = p.f0;
-      if (p.fields === 3) {
-        this.ring.f64[f + 1] = p.f1;
-        this.ring.f64[f + 2] = p.f2;
-      }
+      if (p.fields >= 2) this.ring.f64[f + 1] = p.f1;
+      if (p.fields >= 3) this.ring.f64[f + 2] = p.f2;
       if (p.body !== null) p.body.copy(this.ring.buf, at + p.fields * 8);
       this.ring.stage(p.tag);
       if (p.fields === 3) this.framesWritten++;
@@ -249,6 +264,11 @@ export class FrameReader {
   /** The number carried by the current marker frame. */
   markerValue(): number {
     return this.ring.f64[this.ring.payload >> 3]!;
+  }
+
+  /** The second number of a two-number marker. */
+  markerValue2(): number {
+    return this.ring.f64[(this.ring.payload >> 3) + 1]!;
   }
 
   private decodeFrom(offset: number): unknown {

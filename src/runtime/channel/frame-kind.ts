@@ -19,6 +19,13 @@ export const FrameKind = {
   DEAD_LETTER: 6,
   /** A row that arrived behind the watermark, sent to the driver when the query asks: `[msgpack]`. */
   LATE_ROW: 7,
+  /**
+   * Micro-batch end, driver → source task: `[epoch f64][endOffset f64]`. The source reads up to
+   * `endOffset` (a generator makes the rows), then treats the frame as `BARRIER(epoch)`.
+   */
+  BATCH: 8,
+  /** A stateful task's account of a finished micro-batch, task → driver: `[msgpack StateReport]`. */
+  STATE_REPORT: 9,
 } as const;
 
 export type FrameKind = (typeof FrameKind)[keyof typeof FrameKind];

@@ -1,4 +1,4 @@
-import type { MemorySourceSpec } from '../../connectors/spec.js';
+import type { MemorySourceSpec, SourceSpec } from '../../connectors/spec.js';
 import { ErrorCode, invalidArgument, MillraceError } from '../../errors.js';
 import type { PhysicalPlan } from '../../plan/physical.js';
 import type { DoorbellTable } from '../channel/doorbell.js';
@@ -7,6 +7,15 @@ import { RingProducer } from '../channel/spsc-ring.js';
 import type { PreciseTime } from '../time/precise-time.js';
 import type { Wiring } from './wiring.js';
 
+/** The feed rings of one source, one writer per partition. */
+export interface SourceFeeds {
+  readonly index: number;
+  readonly spec: SourceSpec;
+  readonly writers: readonly FrameWriter[];
+  /** The driver side of a memory source (its log); undefined for generated sources. */
+  readonly memory: MemorySourceFeed | undefined;
+}
+
 /**
  * The driver's end of every source task's feed ring. Markers (epoch barriers, flush probes,
  * end-of-stream) are broadcast to all of them; memory sources also send their rows this way.
@@ -14,9 +23,17 @@ import type { Wiring } from './wiring.js';
  */
 export class Feeds {
   readonly writers: FrameWriter[] = [];
+  readonly sources: SourceFeeds[] = [];
   private readonly memory = new Map<string, MemorySourceFeed>();
 
-  constructor(physical: PhysicalPlan, wiring: Wiring, bells: DoorbellTable, precise: PreciseTime) {
+  /** @param microBatch memory rows wait in their log until a batch takes them. */
+  constructor(
+    physical: PhysicalPlan,
+    wiring: Wiring,
+    bells: DoorbellTable,
+    precise: PreciseTime,
+    microBatch: boolean,
+  ) {
     for (const stage of physical.stages) {
       const input = stage.inputs[0];
       if (input?.kind !== 'source') continue;
@@ -28,7 +45,10 @@ export class Feeds {
         this.writers.push(w);
       }
       const spec = input.source.spec;
-      if (spec.kind === 'memory') this.memory.set(spec.name, new MemorySourceFeed(spec, writers, precise));
+      const memory =
+        spec.kind === 'memory' ? new MemorySourceFeed(spec, writers, precise, microBatch) : undefined;
+      if (memory) this.memory.set(memory.spec.name, memory);
+      this.sources[input.source.index] = { index: input.source.index, spec, writers, memory };
     }
   }
 
@@ -60,16 +80,27 @@ export class Feeds {
 /** The test's handle on a memory source: a replayable log per partition. */
 export class MemorySourceFeed {
   private readonly logs: unknown[][];
+  /** Rows of each partition already sent to its task. */
+  private readonly fed: number[];
+  private readonly addedAt: number[][];
+  /** Called after rows are added (micro-batch triggers react to new data). */
+  onData: (() => void) | undefined;
 
   constructor(
     readonly spec: MemorySourceSpec,
     private readonly writers: FrameWriter[],
     private readonly precise: PreciseTime,
+    private readonly microBatch: boolean,
   ) {
     this.logs = writers.map(() => []);
+    this.fed = writers.map(() => 0);
+    this.addedAt = writers.map(() => []);
   }
 
-  /** Appends rows to a partition's log and sends them to its task. Returns the new end offset. */
+  /**
+   * Appends rows to a partition's log. In real-time mode they go to its task at once; in
+   * micro-batch mode the next batch takes them. Returns the new end offset.
+   */
   addData(rows: Iterable<unknown>, partition = 0): number {
     if (!Number.isInteger(partition) || partition < 0 || partition >= this.logs.length) {
       throw invalidArgument(
@@ -80,16 +111,29 @@ export class MemorySourceFeed {
       throw invalidArgument(`addData: rows must be an array (or iterable) of rows`);
     }
     const log = this.logs[partition]!;
-    const writer = this.writers[partition]!;
+    const now = this.precise.now();
     for (const row of rows) {
-      const offset = log.length;
       log.push(row);
+      this.addedAt[partition]!.push(now);
+    }
+    if (!this.microBatch) this.feed(partition, log.length);
+    this.onData?.();
+    return log.length;
+  }
+
+  /** Sends rows `[fed, end)` of a partition to its task. */
+  feed(partition: number, end: number): void {
+    const log = this.logs[partition]!;
+    const writer = this.writers[partition]!;
+    for (let offset = this.fed[partition]!; offset < end; offset++) {
       try {
-        writer.writeData(row, partition, this.precise.now(), 0, offset);
+        writer.writeData(log[offset], partition, this.addedAt[partition]![offset]!, 0, offset);
       } catch (cause) {
         // The rows before it were sent; this one and the rest were not, and the log says so.
-        log.pop();
+        log.length = offset;
+        this.addedAt[partition]!.length = offset;
         writer.publish();
+        this.fed[partition] = offset;
         const code = cause instanceof MillraceError ? cause.code : ErrorCode.RECORD_NOT_ENCODABLE;
         throw new MillraceError(
           code,
@@ -98,8 +142,8 @@ export class MemorySourceFeed {
         );
       }
     }
+    if (end > this.fed[partition]!) this.fed[partition] = end;
     writer.publish();
-    return log.length;
   }
 
   /** Rows added so far, per partition. */

@@ -15,6 +15,8 @@ export interface ProgressInput {
   latency: Record<LatencyKind, LatencyQuantiles>;
   reportLatencyMs: number;
   epoch: number;
+  /** Micro-batch mode: the batch's duration (else the interval since the last report). */
+  durationMs?: number | undefined;
 }
 
 const ZERO: TaskCounters = {
@@ -129,8 +131,9 @@ export class ProgressBuilder {
 
   build(input: ProgressInput): StreamingQueryProgress {
     const { counters } = input;
-    const duration = Math.max(0, input.now - this.lastTime);
-    const seconds = duration / 1000;
+    const interval = Math.max(0, input.now - this.lastTime);
+    const duration = input.durationMs ?? interval;
+    const seconds = (input.durationMs === undefined ? interval : input.durationMs) / 1000;
     const cur = (i: number) => counters.get(i) ?? ZERO;
     const prev = (i: number) => this.previous.get(i) ?? ZERO;
     const rate = (n: number) => (seconds > 0 ? n / seconds : 0);

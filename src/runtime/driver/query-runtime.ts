@@ -3,10 +3,12 @@ import { availableParallelism } from 'node:os';
 import { MessageChannel, type MessagePort } from 'node:worker_threads';
 import { Piscina } from 'piscina';
 import type { QueryOptions } from '../../api/query-options.js';
+import { isMicroBatch } from '../../api/trigger.js';
 import { deserializeError, ErrorCode, MillraceError } from '../../errors.js';
 import { LatencyAggregator } from '../../metrics/latency.js';
 import type { StreamingQueryProgress } from '../../metrics/progress.js';
 import type { AnalyzedPlan } from '../../plan/analyze.js';
+import { STATEFUL_KINDS } from '../../plan/nodes.js';
 import type { PhysicalPlan } from '../../plan/physical.js';
 import { DoorbellTable, DRIVER_BELL } from '../channel/doorbell.js';
 import { FrameKind } from '../channel/frame-kind.js';
@@ -22,6 +24,7 @@ import type { Clock, ClockSpec, ManualClock } from '../time/clock.js';
 import { PreciseTime } from '../time/precise-time.js';
 import { createTimerQueue, type TimerQueue } from '../time/timer-queue.js';
 import { Feeds } from './feeds.js';
+import { MicroBatchExecution, type MicroBatchHost, type StateReport } from './micro-batch.js';
 import { ProgressBuilder } from './progress-builder.js';
 import { ReportRounds } from './report-rounds.js';
 import { Results } from './results.js';
@@ -35,6 +38,8 @@ export interface RuntimeListener {
   epochCommitted(epoch: number): void;
   /** The query failed after it started (a task threw, a worker died). */
   failed(error: MillraceError): void;
+  /** A trigger that ends by itself (availableNow, once) is done: stop the query. */
+  stopRequested(): void;
   consoleLine(line: string, stream: 'stdout' | 'stderr'): void;
 }
 
@@ -79,7 +84,7 @@ export function resolveWorkers(options: QueryOptions): number {
  * ring, the driver's pump (draining result rings, refilling feed rings), the clock timers cutting
  * epochs and progress intervals, and the collection of workers' reports.
  */
-export class QueryRuntime {
+export class QueryRuntime implements MicroBatchHost {
   readonly bells: DoorbellTable;
   readonly feeds: Feeds;
   readonly results: Results;
@@ -89,11 +94,17 @@ export class QueryRuntime {
   private readonly pool: Piscina;
   private readonly hosts: HostState[] = [];
   private readonly hostSpecs: Omit<HostSpec, 'port'>[];
-  private readonly timers: TimerQueue;
+  readonly timers: TimerQueue;
+  readonly clock: Clock;
+  readonly statefulPartitions: number;
+  private microBatch: MicroBatchExecution | null = null;
+  /** Micro-batch mode: the batch the next progress object reports. */
+  private reportingBatch: { batchId: number; startedAt: number; durationMs: number } | null = null;
+  private batchWaiters: { epoch: number; resolve: (r: StateReport[]) => void }[] = [];
   private readonly progress: ProgressBuilder;
   private readonly counters = new Map<number, TaskCounters>();
   private unsubscribeClock: (() => void) | undefined;
-  private startTime = Number.NaN;
+  startTime = Number.NaN;
   private nextEpoch = 0;
   private flushSeq = 0;
   private flushWaiters: { id: number; resolve: () => void; reject: (e: Error) => void }[] = [];
@@ -116,8 +127,15 @@ export class QueryRuntime {
     this.control = new Int32Array(createControl());
     this.precise = new PreciseTime(config.wallOffset);
     const wiring = wire(physical, hostCount, options.ringCapacityBytes);
-    this.feeds = new Feeds(physical, wiring, this.bells, this.precise);
-    this.results = new Results(config.plan.definition.sink, physical, wiring, this.bells, {
+    const microBatch = isMicroBatch(config.plan.definition.trigger);
+    this.clock = clock;
+    const stateful = physical.stages.find(
+      (s) => s.chain[0] !== undefined && STATEFUL_KINDS.includes(s.chain[0].node.kind),
+    );
+    this.statefulPartitions = stateful?.partitions ?? 0;
+    this.feeds = new Feeds(physical, wiring, this.bells, this.precise, microBatch);
+    const { sink, outputMode } = config.plan.definition;
+    this.results = new Results(sink, outputMode, physical, wiring, this.bells, {
       deadLetter: (d) => listener.deadLetter(d),
       lateRow: (r) => listener.lateRow(r),
       epochCommitted: (e) => listener.epochCommitted(e),
@@ -131,16 +149,19 @@ export class QueryRuntime {
         this.bells.ringAll();
       },
       liveHosts: () => this.hosts.flatMap((h, i) => (h.done ? [] : [i])),
-      progress: (requestedAt) =>
+      progress: (requestedAt) => {
+        const batch = this.reportingBatch;
         this.listener.progress(
           this.progress.build({
-            now: this.config.clock.now(),
+            now: batch?.startedAt ?? this.config.clock.now(),
             counters: this.counters,
             latency: this.latency.takeInterval(),
             reportLatencyMs: performance.now() - requestedAt,
-            epoch: this.results.lastCommittedEpoch + 1,
+            epoch: batch?.batchId ?? this.results.lastCommittedEpoch + 1,
+            durationMs: batch?.durationMs,
           }),
-        ),
+        );
+      },
     });
     this.allDonePromise = new Promise((resolve) => {
       this.allDone = resolve;
@@ -162,6 +183,7 @@ export class QueryRuntime {
       clock: clockSpec,
       tasks: h.tasks,
       resultRing: h.resultRing,
+      microBatch,
       onBadRecord: options.onBadRecord,
       onLateRow: options.onLateRow,
       multipleWatermarkPolicy: options.multipleWatermarkPolicy,
@@ -184,7 +206,7 @@ export class QueryRuntime {
   }
 
   /** Starts every host and resolves once all of them have built the plan and are running. */
-  async launch(startTimeoutMs: number): Promise<void> {
+  async launch(startTimeoutMs: number, seed: (feeds: Feeds) => void = () => {}): Promise<void> {
     const ready = new Promise<void>((resolve, reject) => {
       this.readyWaiter = { resolve, reject };
     });
@@ -221,14 +243,74 @@ export class QueryRuntime {
     this.bells.ringAll();
     this.progress.start(this.startTime);
     this.pumpDone = this.pump();
-    this.scheduleProgress(this.startTime + this.config.options.progressIntervalMs);
-    this.scheduleEpoch(this.startTime + this.config.plan.definition.trigger.checkpointIntervalMs);
+    try {
+      seed(this.feeds);
+    } catch (e) {
+      await this.abort();
+      throw e;
+    }
+    const { trigger, plan } = { trigger: this.config.plan.definition.trigger, plan: this.config.plan };
+    if (trigger.kind === 'realTime') {
+      this.scheduleProgress(this.startTime + this.config.options.progressIntervalMs);
+      this.scheduleEpoch(this.startTime + trigger.checkpointIntervalMs, trigger.checkpointIntervalMs);
+    } else {
+      this.microBatch = new MicroBatchExecution(this, trigger, plan.watermarks.length > 0);
+      this.microBatch.start();
+    }
+  }
+
+  // --- micro-batch host ---------------------------------------------------------------------------
+
+  batchDone(epoch: number): Promise<StateReport[]> {
+    return new Promise((resolve) => {
+      this.batchWaiters.push({ epoch, resolve });
+      this.bells.ringAlways(DRIVER_BELL);
+    });
+  }
+
+  async batchProgress(batchId: number, startedAt: number, durationMs: number): Promise<void> {
+    this.reportingBatch = { batchId, startedAt, durationMs };
+    try {
+      await this.rounds.request(true);
+    } finally {
+      this.reportingBatch = null;
+    }
+  }
+
+  requestStop(): void {
+    if (!this.shutDown) this.listener.stopRequested();
+  }
+
+  fail(error: unknown): void {
+    this.onFailure(
+      error instanceof MillraceError
+        ? error
+        : new MillraceError(ErrorCode.TASK_FAILED, (error as Error).message ?? String(error), {
+            cause: error,
+          }),
+    );
+  }
+
+  /** Resolves batch waiters whose epoch is committed and fully reported (see the pump). */
+  private settleBatches(): void {
+    if (this.batchWaiters.length === 0) return;
+    const keep: typeof this.batchWaiters = [];
+    for (const w of this.batchWaiters) {
+      const reports =
+        w.epoch <= this.results.lastCommittedEpoch
+          ? this.results.takeStateReports(w.epoch, this.statefulPartitions)
+          : null;
+      if (reports !== null) w.resolve(reports);
+      else keep.push(w);
+    }
+    this.batchWaiters = keep;
   }
 
   // --- commands ----------------------------------------------------------------------------------
 
   /** Resolves once everything available now has reached the sink. */
   processAllAvailable(): Promise<void> {
+    if (this.microBatch !== null) return this.microBatch.processAllAvailable();
     const id = ++this.flushSeq;
     const done = new Promise<void>((resolve, reject) => this.flushWaiters.push({ id, resolve, reject }));
     this.feeds.broadcast(FrameKind.FLUSH, id);
@@ -237,6 +319,7 @@ export class QueryRuntime {
 
   /** Graceful stop: end-of-stream from every source, wait for every task to finish. */
   async stop(timeoutMs: number): Promise<void> {
+    this.microBatch?.stop();
     this.feeds.broadcast(FrameKind.END_OF_STREAM, 0);
     let timer: NodeJS.Timeout | undefined;
     const timedOut = await Promise.race([
@@ -351,10 +434,10 @@ export class QueryRuntime {
     });
   }
 
-  private scheduleEpoch(at: number): void {
+  private scheduleEpoch(at: number, interval: number): void {
     this.timers.at(at, () => {
       this.feeds.broadcast(FrameKind.BARRIER, this.nextEpoch++);
-      this.scheduleEpoch(at + this.config.plan.definition.trigger.checkpointIntervalMs);
+      this.scheduleEpoch(at + interval, interval);
     });
   }
 
@@ -386,6 +469,7 @@ export class QueryRuntime {
       // A pass found every result ring empty: anything a sink acknowledged before this pass, and
       // everything that happened before that ack (dead letters on other hosts), has been read.
       this.settleFlushes();
+      this.settleBatches();
       const seq = bells.prepareToPark(DRIVER_BELL);
       if (this.pumpStopped || results.hasFrames() || (feeds.blocked && feeds.flush())) {
         bells.unpark(DRIVER_BELL);

@@ -1,3 +1,4 @@
+import type { OutputMode } from '../../api/output-mode.js';
 import type { SinkSpec } from '../../connectors/spec.js';
 import type { PhysicalPlan } from '../../plan/physical.js';
 import type { DoorbellTable } from '../channel/doorbell.js';
@@ -6,6 +7,7 @@ import { FrameKind } from '../channel/frame-kind.js';
 import { TAG_KIND_MASK, tagArg } from '../channel/ring-layout.js';
 import { RingConsumer } from '../channel/spsc-ring.js';
 import type { DeadLetter, LateRow } from '../messages.js';
+import type { StateReport } from './micro-batch.js';
 import { formatConsoleRow, MemorySinkStore } from './sink-store.js';
 import type { Wiring } from './wiring.js';
 
@@ -30,6 +32,8 @@ export class Results {
   readonly deadLetters: DeadLetter[] = [];
   /** Late rows sent to the late-row output (the newest {@link DEAD_LETTER_RETENTION}). */
   readonly lateRows: LateRow[] = [];
+  /** Micro-batch mode: stateful tasks' reports, by epoch (removed once taken). */
+  private readonly stateReports = new Map<number, StateReport[]>();
   private readonly readers: FrameReader[];
   /** Sink partition of each task index (-1 for tasks of other stages). */
   private readonly sinkPartition: number[];
@@ -42,6 +46,7 @@ export class Results {
 
   constructor(
     private readonly sink: SinkSpec,
+    outputMode: OutputMode,
     physical: PhysicalPlan,
     wiring: Wiring,
     bells: DoorbellTable,
@@ -53,7 +58,10 @@ export class Results {
     this.flushAck = new Array(sinkStage.partitions).fill(0);
     this.barrierAck = new Array(sinkStage.partitions).fill(-1);
     this.ended = new Array(sinkStage.partitions).fill(false);
-    this.memorySink = sink.kind === 'memory' ? new MemorySinkStore(sink.name, sinkStage.partitions) : null;
+    this.memorySink =
+      sink.kind === 'memory'
+        ? new MemorySinkStore(sink.name, sinkStage.partitions, outputMode === 'complete')
+        : null;
   }
 
   /** Handles up to `budget` frames. Returns how many it handled. */
@@ -91,6 +99,14 @@ export class Results {
     return this.committedEpoch;
   }
 
+  /** The stateful tasks' reports of `epoch` once `count` have arrived (then forgotten), else null. */
+  takeStateReports(epoch: number, count: number): StateReport[] | null {
+    const list = this.stateReports.get(epoch) ?? [];
+    if (list.length < count) return null;
+    this.stateReports.delete(epoch);
+    return list;
+  }
+
   private handle(r: FrameReader, kind: number, task: number): void {
     const partition = this.sinkPartition[task]!;
     switch (kind) {
@@ -109,7 +125,10 @@ export class Results {
         for (let p = 0; p < this.barrierAck.length; p++)
           if (!this.ended[p]) min = Math.min(min, this.barrierAck[p]!);
         if (min !== Number.POSITIVE_INFINITY && min > this.committedEpoch) {
-          for (let e = this.committedEpoch + 1; e <= min; e++) this.events.epochCommitted(e);
+          for (let e = this.committedEpoch + 1; e <= min; e++) {
+            this.memorySink?.commitEpoch(e);
+            this.events.epochCommitted(e);
+          }
           this.committedEpoch = min;
         }
         return;
@@ -126,6 +145,13 @@ export class Results {
         this.deadLetters.push(letter);
         if (this.deadLetters.length > DEAD_LETTER_RETENTION) this.deadLetters.shift();
         this.events.deadLetter(letter);
+        return;
+      }
+      case FrameKind.STATE_REPORT: {
+        const report = r.readValue() as StateReport;
+        const list = this.stateReports.get(report.epoch) ?? [];
+        list.push(report);
+        this.stateReports.set(report.epoch, list);
         return;
       }
       case FrameKind.LATE_ROW: {

@@ -13,12 +13,20 @@ export interface SinkEpoch<T = unknown> {
 export class MemorySinkStore {
   private readonly byEpoch = new Map<number, unknown[][]>();
   private readonly current: number[];
+  private lastCommitted = -1;
 
+  /** @param complete complete output mode: each batch is the whole result table. */
   constructor(
     readonly name: string,
     private readonly partitions: number,
+    private readonly complete = false,
   ) {
     this.current = new Array(partitions).fill(0);
+  }
+
+  /** Every partition passed the end of `epoch`. */
+  commitEpoch(epoch: number): void {
+    this.lastCommitted = epoch;
   }
 
   append(partition: number, row: unknown): void {
@@ -36,8 +44,12 @@ export class MemorySinkStore {
     this.current[partition] = epoch + 1;
   }
 
-  /** Every row so far: epochs in order, and within an epoch partition 0 first, each in emit order. */
+  /**
+   * Every row so far: epochs in order, and within an epoch partition 0 first, each in emit order.
+   * In complete mode, the result table of the last committed batch (each batch is all of it).
+   */
   rows<T = unknown>(): T[] {
+    if (this.complete) return (this.byEpoch.get(this.lastCommitted)?.flat() ?? []) as T[];
     return this.epochs<T>().flatMap((e) => e.rows);
   }
 

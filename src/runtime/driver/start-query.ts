@@ -26,6 +26,12 @@ export interface StartOptions {
   console?: (line: string, stream: 'stdout' | 'stderr') => void;
   /** How long workers may take to load the job (default 60 s). */
   startTimeoutMs?: number;
+  /**
+   * Rows already in memory sources when the query starts (what `Trigger.availableNow()` and
+   * `Trigger.once()` find): by source name, a list of rows for partition 0, or
+   * `{ [partition]: rows }`.
+   */
+  initialData?: Record<string, unknown[] | Record<number, unknown[]>>;
 }
 
 const defaultConsole = (line: string, stream: 'stdout' | 'stderr') => {
@@ -74,6 +80,6 @@ export async function startQuery(job: JobLocation, options: StartOptions = {}): 
     },
     { console: options.console ?? defaultConsole },
   );
-  await q.launch(options.startTimeoutMs ?? 60_000);
+  await q.launch(options.startTimeoutMs ?? 60_000, options.initialData ?? {});
   return q;
 }

@@ -94,8 +94,18 @@ export class StreamingQuery extends EventEmitter<QueryEvents> {
   }
 
   /** @internal */
-  async launch(startTimeoutMs: number): Promise<void> {
-    await this.runtime.launch(startTimeoutMs);
+  async launch(
+    startTimeoutMs: number,
+    initialData: Record<string, unknown[] | Record<number, unknown[]>>,
+  ): Promise<void> {
+    await this.runtime.launch(startTimeoutMs, (feeds) => {
+      for (const [name, data] of Object.entries(initialData)) {
+        const feed = feeds.memorySource(name);
+        if (!feed) this.source(name); // throws UNKNOWN_SOURCE naming the sources there are
+        if (Array.isArray(data)) feed!.addData(data, 0);
+        else for (const [p, rows] of Object.entries(data)) feed!.addData(rows, Number(p));
+      }
+    });
     const event = {
       id: this.id,
       runId: this.runId,
@@ -114,6 +124,7 @@ export class StreamingQuery extends EventEmitter<QueryEvents> {
       lateRow: (r) => this.emit('lateRow', r),
       epochCommitted: (e) => this.emit('epochCommitted', e),
       failed: (e) => void this.onFailed(e),
+      stopRequested: () => void this.stop().catch(() => {}),
       consoleLine: (line, stream) => this.handleOptions.console(line, stream),
     };
   }

@@ -17,6 +17,8 @@ export interface HostContext {
   readonly onBadRecord: BadRecordPolicy;
   readonly onLateRow: LateRowPolicy;
   readonly multipleWatermarkPolicy: 'min' | 'max';
+  /** Micro-batch execution (see HostSpec.microBatch). */
+  readonly microBatch: boolean;
   /** Clock time the query started (NaN until every worker runs). */
   readonly startTime: number;
   readonly bells: DoorbellTable;

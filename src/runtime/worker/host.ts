@@ -33,6 +33,7 @@ export class Host implements HostContext {
   readonly onBadRecord: BadRecordPolicy;
   readonly onLateRow: LateRowPolicy;
   readonly multipleWatermarkPolicy: 'min' | 'max';
+  readonly microBatch: boolean;
   startTime = Number.NaN;
   readonly bells: DoorbellTable;
   readonly bell: number;
@@ -54,6 +55,7 @@ export class Host implements HostContext {
     this.onBadRecord = spec.onBadRecord;
     this.onLateRow = spec.onLateRow;
     this.multipleWatermarkPolicy = spec.multipleWatermarkPolicy;
+    this.microBatch = spec.microBatch;
     this.control = new Int32Array(spec.control);
     this.tasks = spec.tasks.map((t) => new Task(this, t, plan, physical));
   }

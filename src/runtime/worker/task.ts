@@ -93,6 +93,8 @@ export class Task implements OperatorContext, SinkTask {
   /** While a marker waits for the generator to catch up: the clock time it was first seen. */
   private markerCutoff = Number.NaN;
   private blockedSince = 0;
+  /** Micro-batch mode: the watermark the last finished batch used (what its progress reports). */
+  private batchWatermark = Number.NEGATIVE_INFINITY;
 
   constructor(
     private readonly host: HostContext,
@@ -122,6 +124,7 @@ export class Task implements OperatorContext, SinkTask {
       plan.watermarks.length,
       statefulId < 0 ? [] : plan.watermarksAbove[statefulId]!,
       host.multipleWatermarkPolicy,
+      host.microBatch,
     );
     const first = stage.inputs[0]!;
     this.isSource = first.kind === 'source';
@@ -193,8 +196,8 @@ export class Task implements OperatorContext, SinkTask {
         }
       }
     }
-    if (this.schedule !== null && !anyAligned && work < STEP_BUDGET) {
-      work += this.generateDue(STEP_BUDGET - work, this.host.scheduleNow());
+    if (this.schedule !== null && !this.host.microBatch && !anyAligned && work < STEP_BUDGET) {
+      work += this.generateDue(STEP_BUDGET - work, this.host.scheduleNow(), Number.POSITIVE_INFINITY);
     }
     return work > 0;
   }
@@ -209,12 +212,17 @@ export class Task implements OperatorContext, SinkTask {
     for (const input of this.inputs) {
       if (!input.eos && !input.aligned && input.reader.ring.hasFrame()) return true;
     }
-    return this.schedule !== null && this.schedule.dueTime(this.sourceOffset) <= this.host.scheduleNow();
+    return (
+      this.schedule !== null &&
+      !this.host.microBatch &&
+      this.schedule.dueTime(this.sourceOffset) <= this.host.scheduleNow()
+    );
   }
 
   /** Clock time at which this task will have work without any input arriving (generated rows). */
   nextDueTime(): number {
-    if (this.schedule === null || this.finished || this.ending) return Number.POSITIVE_INFINITY;
+    if (this.schedule === null || this.host.microBatch || this.finished || this.ending)
+      return Number.POSITIVE_INFINITY;
     return this.schedule.dueTime(this.sourceOffset);
   }
 
@@ -254,15 +262,21 @@ export class Task implements OperatorContext, SinkTask {
     const ring = input.reader.ring;
     const value = input.reader.markerValue();
     if (this.generator !== null && this.schedule === null) this.host.ensureStarted();
-    if ((kind === FrameKind.BARRIER || kind === FrameKind.FLUSH) && this.schedule !== null) {
+    if (kind === FrameKind.BATCH && this.schedule !== null) {
+      // A micro-batch ends at an offset: a generator makes the rows up to it first.
+      const end = input.reader.markerValue2();
+      this.generateDue(STEP_BUDGET, Number.POSITIVE_INFINITY, end);
+      if (this.sourceOffset < end) return false;
+    } else if ((kind === FrameKind.BARRIER || kind === FrameKind.FLUSH) && this.schedule !== null) {
       // Rows a generator owed before the marker belong before it.
       if (Number.isNaN(this.markerCutoff)) this.markerCutoff = this.host.scheduleNow();
-      this.generateDue(STEP_BUDGET, this.markerCutoff);
+      this.generateDue(STEP_BUDGET, this.markerCutoff, Number.POSITIVE_INFINITY);
       if (this.schedule.dueTime(this.sourceOffset) <= this.markerCutoff) return false;
       this.markerCutoff = Number.NaN;
     }
     ring.releaseDeferred();
     switch (kind) {
+      case FrameKind.BATCH:
       case FrameKind.BARRIER:
         input.aligned = true;
         input.barrierEpoch = value;
@@ -321,7 +335,26 @@ export class Task implements OperatorContext, SinkTask {
     if (epoch < 0) return;
     for (const i of this.inputs) i.aligned = false;
     this.epoch = epoch + 1;
+    if (this.host.microBatch && this.stateful !== null) this.finishBatch(epoch);
     this.forwardMarker(FrameKind.BARRIER, epoch);
+  }
+
+  /**
+   * Micro-batch end at a stateful task: the operator emits what its mode says with the batch's
+   * watermark (the one computed at the end of the previous batch), the watermark for the next
+   * batch is fixed from what this batch brought, and the driver hears both and when state falls
+   * due next (to decide on a batch without data).
+   */
+  private finishBatch(epoch: number): void {
+    const stateful = this.stateful!;
+    this.batchWatermark = this.watermarks.watermark;
+    stateful.finishBatch(this.batchWatermark);
+    const next = this.watermarks.commitBatch();
+    this.host.result.writeValue(
+      FrameKind.STATE_REPORT,
+      { epoch, partition: this.partition, watermark: next, nextDue: stateful.nextDue() },
+      this.index,
+    );
   }
 
   private forwardFlush(): void {
@@ -333,14 +366,15 @@ export class Task implements OperatorContext, SinkTask {
     }
   }
 
-  /** Emits generated rows due by `until`, at most `budget`. */
-  private generateDue(budget: number, until: number): number {
+  /** Emits generated rows due by `until` and before offset `end`, at most `budget`. */
+  private generateDue(budget: number, until: number, end: number): number {
     const schedule = this.schedule!;
     const generate = this.generate!;
     const m = this.meta;
     const manual = this.host.clock.manual;
     let n = 0;
     while (n < budget) {
+      if (this.sourceOffset >= end) break;
       const due = schedule.dueTime(this.sourceOffset);
       if (due > until) break;
       const now = this.host.precise.now();
@@ -420,7 +454,7 @@ export class Task implements OperatorContext, SinkTask {
       FrameKind.LATE_ROW,
       {
         row,
-        watermark: this.watermarks.watermark,
+        watermark: this.host.microBatch ? this.batchWatermark : this.watermarks.watermark,
         operator: { id: op.id, kind: op.node.kind, ...(op.node.label ? { name: op.node.label } : {}) },
         partition: this.partition,
         sourceOffset: { source: m.sourceIndex, partition: m.sourcePartition, offset: m.origin },
@@ -476,7 +510,7 @@ export class Task implements OperatorContext, SinkTask {
       sourceOffset: this.isSource ? this.sourceOffset : -1,
       latestOffset: latest,
       epoch: this.epoch,
-      watermark: this.watermarks.watermark,
+      watermark: this.host.microBatch ? this.batchWatermark : this.watermarks.watermark,
       state: this.stateful?.stateCounters() ?? null,
       eventTime: this.takeEventTimeStats(),
       backpressureMs:

@@ -17,6 +17,11 @@ export class WatermarkTracker {
     /** The inputs the task's stateful operator keeps time by (empty: none). */
     private readonly relevant: readonly number[],
     private readonly policy: 'min' | 'max',
+    /**
+     * Micro-batch mode: the watermark in force changes only at batch ends (`commitBatch`), so a
+     * whole batch is judged by the watermark computed at the end of the previous one.
+     */
+    private readonly perBatch = false,
   ) {
     this.known = new Float64Array(inputs).fill(Number.NEGATIVE_INFINITY);
     this.changed = new Uint8Array(inputs);
@@ -33,6 +38,16 @@ export class WatermarkTracker {
     this.known[input] = value;
     this.changed[input] = 1;
     this.anyChanged = true;
+    return !this.perBatch && this.recompute();
+  }
+
+  /** Micro-batch end: the watermark for the next batch. */
+  commitBatch(): number {
+    this.recompute();
+    return this.current;
+  }
+
+  private recompute(): boolean {
     if (this.relevant.length === 0) return false;
     let w = this.policy === 'min' ? Number.POSITIVE_INFINITY : Number.NEGATIVE_INFINITY;
     for (const i of this.relevant) {

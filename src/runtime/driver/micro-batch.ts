@@ -1,0 +1,230 @@
+import type { MicroBatchTrigger } from '../../api/trigger.js';
+import { GeneratorSchedule } from '../../connectors/generator/reader.js';
+import { FrameKind } from '../channel/frame-kind.js';
+import type { Clock } from '../time/clock.js';
+import type { TimerQueue } from '../time/timer-queue.js';
+import type { Feeds, SourceFeeds } from './feeds.js';
+
+/** What a stateful task tells the driver at the end of a batch. */
+export interface StateReport {
+  readonly epoch: number;
+  readonly partition: number;
+  /** The watermark the next batch will use (−Infinity: none yet). */
+  readonly watermark: number;
+  /** The earliest watermark at which the task's state would emit or evict (Infinity: never). */
+  readonly nextDue: number;
+}
+
+/** What the micro-batch executor needs from the runtime that hosts it. */
+export interface MicroBatchHost {
+  readonly feeds: Feeds;
+  readonly clock: Clock;
+  readonly timers: TimerQueue;
+  /** The query's clock started here (generated sources' schedules begin at it). */
+  readonly startTime: number;
+  /** Stateful tasks that report at the end of each batch. */
+  readonly statefulPartitions: number;
+  /** Resolves when batch `epoch` is committed by every sink partition and every stateful task reported. */
+  batchDone(epoch: number): Promise<StateReport[]>;
+  /** Emits the progress of a finished batch. */
+  batchProgress(batchId: number, startedAt: number, durationMs: number): Promise<void>;
+  /** Ends the query gracefully (availableNow / once are done). */
+  requestStop(): void;
+  /** The query failed while planning a batch. */
+  fail(error: unknown): void;
+}
+
+/**
+ * Micro-batch execution on the long-running tasks: a batch is an epoch whose end the driver
+ * chooses. For batch N the driver picks each source partition's end offset (what is available,
+ * within rate limits), sends memory rows up to it, and writes `BATCH(N, end)` into every feed ring;
+ * a source task reads up to `end` (a generator makes those rows) and passes `BARRIER(N)` on.
+ * Stateful tasks hold their output until the barrier: then they emit what the batch's mode says,
+ * using the watermark computed at the end of batch N−1, and report the watermark for batch N+1.
+ * A batch with no new data runs when that watermark makes state emit or evict.
+ */
+export class MicroBatchExecution {
+  private batchId = 0;
+  /** End offsets of the last committed batch, per source, per partition. */
+  private readonly committed: number[][];
+  private readonly schedules: (GeneratorSchedule | null)[];
+  private running: Promise<boolean> | null = null;
+  private watermark = Number.NEGATIVE_INFINITY;
+  private nextDue = Number.POSITIVE_INFINITY;
+  private stopped = false;
+  private tickPending = false;
+  private cancelWake: (() => void) | undefined;
+
+  constructor(
+    private readonly host: MicroBatchHost,
+    private readonly trigger: MicroBatchTrigger,
+    private readonly watermarked: boolean,
+  ) {
+    const sources = host.feeds.sources;
+    this.committed = sources.map((s) => s.writers.map(() => 0));
+    this.schedules = sources.map((s) =>
+      s.spec.kind === 'memory' ? null : new GeneratorSchedule(s.spec, host.startTime),
+    );
+  }
+
+  /** Starts the trigger. */
+  start(): void {
+    switch (this.trigger.kind) {
+      case 'processingTime':
+        for (const s of this.host.feeds.sources) if (s.memory) s.memory.onData = () => this.onNewData();
+        if (this.trigger.intervalMs > 0) this.every(this.host.startTime + this.trigger.intervalMs);
+        else this.tick();
+        return;
+      case 'availableNow':
+        void this.drain(this.available(), true).then(() => this.host.requestStop());
+        return;
+      case 'once':
+        void this.runBatch(false, this.available()).then(() => this.host.requestStop());
+        return;
+    }
+  }
+
+  /** Runs batches until everything available now, and every batch the watermark owes, is done. */
+  async processAllAvailable(): Promise<void> {
+    await this.drain(this.available(), true);
+  }
+
+  stop(): void {
+    this.stopped = true;
+    this.cancelWake?.();
+  }
+
+  private every(at: number): void {
+    this.host.timers.at(at, () => {
+      if (this.stopped) return;
+      this.tick();
+      this.every(at + (this.trigger as { intervalMs: number }).intervalMs);
+    });
+  }
+
+  private onNewData(): void {
+    if (this.trigger.kind === 'processingTime' && this.trigger.intervalMs === 0) this.tick();
+  }
+
+  /** A trigger fired: run a batch, or remember to run one when the current batch ends. */
+  private tick(): void {
+    if (this.stopped) return;
+    if (this.running !== null) {
+      this.tickPending = true;
+      return;
+    }
+    void this.runBatch(true, this.available()).then((ran) => {
+      const zero = this.trigger.kind === 'processingTime' && this.trigger.intervalMs === 0;
+      if (this.tickPending || (zero && ran)) {
+        this.tickPending = false;
+        this.tick();
+      } else if (zero) {
+        this.wakeWhenDue();
+      }
+    });
+  }
+
+  /** Interval 0 with generated sources: come back when their next row is due. */
+  private wakeWhenDue(): void {
+    let due = Number.POSITIVE_INFINITY;
+    for (const [s, schedule] of this.schedules.entries()) {
+      if (schedule === null) continue;
+      for (const offset of this.committed[s]!) due = Math.min(due, schedule.dueTime(offset));
+    }
+    if (due === Number.POSITIVE_INFINITY) return;
+    this.cancelWake?.();
+    this.cancelWake = this.host.timers.at(Math.ceil(due), () => this.tick());
+  }
+
+  /** Runs batches up to `target` offsets (rate limits apply), then the no-data batches owed. */
+  private async drain(target: number[][], limit: boolean): Promise<void> {
+    while (!this.stopped && (await this.runBatch(limit, target))) {}
+  }
+
+  /** Offsets available now, per source and partition. */
+  private available(): number[][] {
+    const now = this.host.clock.now();
+    return this.host.feeds.sources.map((s, i) => {
+      if (s.memory) return s.memory.latestOffsets();
+      const due = this.schedules[i]!.dueCount(now);
+      return s.writers.map(() => due);
+    });
+  }
+
+  /**
+   * Plans and runs one batch (waiting for one in flight first). Returns false when there was
+   * nothing to do: no new data up to `target` and no batch owed to the watermark.
+   */
+  private async runBatch(limit: boolean, target: number[][]): Promise<boolean> {
+    while (this.running !== null) await this.running;
+    if (this.stopped) return false;
+    const ends = this.plan(limit, target);
+    const hasData = ends.some((e, s) => e.some((end, p) => end > this.committed[s]![p]!));
+    const owed = this.watermarked && this.watermark >= this.nextDue;
+    if (!hasData && !owed) return false;
+    const run = this.execute(ends);
+    this.running = run;
+    try {
+      return await run;
+    } finally {
+      this.running = null;
+    }
+  }
+
+  private async execute(ends: number[][]): Promise<boolean> {
+    const epoch = this.batchId;
+    const startedAt = this.host.clock.now();
+    const t0 = performance.now();
+    try {
+      for (const [s, source] of this.host.feeds.sources.entries()) {
+        for (let p = 0; p < source.writers.length; p++) {
+          source.memory?.feed(p, ends[s]![p]!);
+          source.writers[p]!.writeMarker2(FrameKind.BATCH, epoch, ends[s]![p]!);
+        }
+      }
+    } catch (e) {
+      this.host.fail(e);
+      return false;
+    }
+    const reports = await this.host.batchDone(epoch);
+    for (const [s, e] of ends.entries()) this.committed[s] = [...e];
+    this.batchId++;
+    if (reports.length > 0) {
+      this.watermark = Math.max(this.watermark, ...reports.map((r) => r.watermark));
+      this.nextDue = Math.min(...reports.map((r) => r.nextDue));
+    }
+    await this.host.batchProgress(epoch, startedAt, performance.now() - t0);
+    return true;
+  }
+
+  /** End offsets of the next batch: what is available up to `target`, within rate limits. */
+  private plan(limit: boolean, target: number[][]): number[][] {
+    return this.host.feeds.sources.map((source, s) => {
+      const start = this.committed[s]!;
+      const goal = target[s]!.map((t, p) => Math.max(start[p]!, t));
+      const max = limit ? source.spec.maxRowsPerTrigger : undefined;
+      return max === undefined ? goal : limitRows(start, goal, max);
+    });
+  }
+}
+
+/**
+ * Shares `max` rows over partitions in proportion to what each has available (Spark's
+ * maxOffsetsPerTrigger), every partition with rows getting at least one while the budget lasts.
+ */
+export function limitRows(start: readonly number[], goal: readonly number[], max: number): number[] {
+  const available = goal.map((g, p) => g - start[p]!);
+  const total = available.reduce((a, b) => a + b, 0);
+  if (total <= max) return [...goal];
+  const take = available.map((a) => Math.floor((a * max) / total));
+  let left = max - take.reduce((a, b) => a + b, 0);
+  for (let p = 0; left > 0 && p < take.length; p++) {
+    if (take[p]! < available[p]!) {
+      take[p]!++;
+      left--;
+    }
+  }
+  return start.map((s, p) => s + take[p]!);
+}
+
+export type { SourceFeeds };
