@@ -20,7 +20,14 @@ export {
   Trigger,
   type TriggerSpec,
 } from './api/trigger.js';
-export { type TimeWindow, type WindowBounds, window } from './api/window.js';
+export {
+  type AnyWindow,
+  type SessionWindow,
+  sessionWindow,
+  type TimeWindow,
+  type WindowBounds,
+  window,
+} from './api/window.js';
 export { type QueryDefinition, StreamWriter } from './api/writer.js';
 export * from './connectors/index.js';
 export { ErrorCode, MillraceError, type SerializedError } from './errors.js';

@@ -2,7 +2,7 @@ import { invalidArgument } from '../errors.js';
 import type { LogicalNode } from '../plan/nodes.js';
 import { type AggregateSpec, agg, isAggregateSpec } from './aggregates.js';
 import { Stream } from './stream.js';
-import { isTimeWindow, type TimeWindow } from './window.js';
+import { type AnyWindow, isWindow } from './window.js';
 
 /**
  * The result of `groupBy(...)`: name the aggregates to compute per group. Output rows hold the
@@ -14,7 +14,7 @@ export class GroupedStream {
   constructor(
     private readonly input: LogicalNode,
     private readonly keys: readonly string[],
-    private readonly window: TimeWindow | undefined,
+    private readonly window: AnyWindow | undefined,
   ) {
     Object.freeze(this);
   }
@@ -51,11 +51,11 @@ export class GroupedStream {
 }
 
 /** Splits groupBy's arguments into columns and at most one time window. */
-export function groupingOf(args: readonly unknown[]): { keys: string[]; window: TimeWindow | undefined } {
+export function groupingOf(args: readonly unknown[]): { keys: string[]; window: AnyWindow | undefined } {
   const keys: string[] = [];
-  let win: TimeWindow | undefined;
+  let win: AnyWindow | undefined;
   for (const a of args) {
-    if (isTimeWindow(a)) {
+    if (isWindow(a)) {
       if (win) throw invalidArgument('groupBy: at most one window');
       win = a;
     } else if (typeof a === 'string' && a !== '') {

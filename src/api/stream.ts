@@ -4,7 +4,7 @@ import type { KeySpec, LogicalNode } from '../plan/nodes.js';
 import { type Duration, parseDuration } from '../util/duration.js';
 import { type ColumnExpr, checkExpr } from './expressions.js';
 import { GroupedStream, groupingOf } from './grouped-stream.js';
-import type { TimeWindow } from './window.js';
+import type { AnyWindow } from './window.js';
 import { StreamWriter } from './writer.js';
 
 /** Options every operator accepts. */
@@ -120,7 +120,7 @@ export class Stream<T = any> {
    *
    * @example stream.groupBy(window('ts', '1 hour'), 'storeId').agg({ total: agg.sum('amount') })
    */
-  groupBy(...keys: (string | TimeWindow)[]): GroupedStream {
+  groupBy(...keys: (string | AnyWindow)[]): GroupedStream {
     const { keys: columns, window } = groupingOf(keys);
     if (columns.length === 0 && window === undefined)
       throw invalidArgument('groupBy: name at least one column or a window');

@@ -48,6 +48,40 @@ export function window(
   return Object.freeze({ kind: 'window', column, sizeMs, slideMs, startOffsetMs });
 }
 
+/**
+ * A session window: per group, rows less than `gap` apart form one session
+ * `[first event, last event + gap)`; a row that bridges two sessions merges them.
+ */
+export interface SessionWindow {
+  readonly kind: 'session';
+  readonly column: string;
+  readonly gapMs: number;
+}
+
+/**
+ * A session window over an event-time column (Spark's `session_window`): sessions of the same
+ * group whose ranges overlap or touch merge. Sessions support append mode (with a watermark: a
+ * session is emitted once the watermark passes its end) and complete mode; a session window
+ * needs at least one other grouping column.
+ *
+ * @example stream.withWatermark('ts', '10 minutes').groupBy(sessionWindow('ts', '5 minutes'), 'userId').count()
+ */
+export function sessionWindow(column: string, gap: Duration): SessionWindow {
+  if (typeof column !== 'string' || column === '')
+    throw invalidArgument('sessionWindow(column, gap): name the event-time column');
+  const gapMs = parseDuration(gap, 'session gap');
+  if (gapMs <= 0) throw invalidArgument('sessionWindow: the gap must be positive');
+  return Object.freeze({ kind: 'session', column, gapMs });
+}
+
+/** Any window a groupBy takes. */
+export type AnyWindow = TimeWindow | SessionWindow;
+
+export function isWindow(v: unknown): v is AnyWindow {
+  const k = typeof v === 'object' && v !== null ? (v as { kind?: unknown }).kind : undefined;
+  return k === 'window' || k === 'session';
+}
+
 /** Starts of every window of `w` that contains event time `t`, latest first. */
 export function windowStarts(w: TimeWindow, t: number, out: number[]): number[] {
   out.length = 0;

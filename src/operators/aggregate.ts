@@ -1,9 +1,10 @@
 import type { Aggregator } from '../api/aggregates.js';
 import type { OutputMode } from '../api/output-mode.js';
 import { isMicroBatch } from '../api/trigger.js';
-import { type TimeWindow, windowStarts } from '../api/window.js';
+import { type AnyWindow, type SessionWindow, windowStarts } from '../api/window.js';
 import { type AnalyzedPlan, eventTimeWatermarks, type PlannedOperator } from '../plan/analyze.js';
 import { InMemoryStateStore } from '../state/state-store.js';
+import { TimeIndex } from '../state/time-index.js';
 import { toEventTime } from '../util/event-time.js';
 import type { OperatorContext, RowSink, StatefulOperator, StateOperatorCounters } from './contract.js';
 
@@ -16,9 +17,10 @@ interface Group {
 }
 
 /**
- * `groupBy(...).agg({...})`. Each row updates its group (one per window it falls in). With a
- * watermark on the window's column (and not in complete mode), rows at or below the watermark in
- * force are late (dropped and counted, or sent to the late rows) and windows behind it are evicted.
+ * `groupBy(...).agg({...})`. Each row updates its group: one per time window it falls in, or the
+ * session it opens, extends or bridges. With a watermark on the window's column (and not in
+ * complete mode), rows at or below the watermark in force are late (dropped and counted, or sent
+ * to the late rows) and windows behind it are evicted.
  *
  * Real-time mode: in update mode the changed result row is emitted at once; in append mode a
  * window's row is emitted once, when the watermark passes its end.
@@ -30,16 +32,17 @@ export class AggregateOperator implements StatefulOperator {
   readonly stateful = true;
   private readonly store: InMemoryStateStore<Group>;
   private readonly keyColumns: string[];
-  private readonly window: TimeWindow | undefined;
+  private readonly window: AnyWindow | undefined;
   private readonly names: string[];
   private readonly aggregators: Aggregator[];
   private readonly columns: (string | undefined)[];
   private readonly mode: OutputMode;
   /** A watermark on the window's column: late rows are dropped, closed windows evicted. */
   private readonly watermarked: boolean;
-  /** Window ends with open groups, ascending, and the groups of each. */
-  private readonly ends: number[] = [];
-  private readonly byEnd = new Map<number, string[]>();
+  /** Open windows by end. */
+  private readonly ends = new TimeIndex();
+  /** Session windows: the open sessions of each group key, by start. */
+  private readonly sessions = new Map<string, Group[]>();
   private readonly starts: number[] = [];
   private dropped = 0;
   /** Micro-batch mode: groups changed in the current batch, in the order they first changed. */
@@ -92,27 +95,99 @@ export class AggregateOperator implements StatefulOperator {
       this.ctx.lateRow(this.op, row);
       return;
     }
+    if (w.kind === 'session') {
+      this.session(r, t, w);
+      return;
+    }
     for (const start of windowStarts(w, t, this.starts)) this.update(r, start, start + w.sizeMs);
   }
 
+  /** Folds a row into the group of (key, window start), creating it if new. */
   private update(row: Record<string, unknown>, start: number, end: number): void {
     const key = this.groupKey(row, start);
     let g = this.store.get(key);
-    if (g === undefined) {
-      g = {
-        keys: this.keyColumns.map((k) => row?.[k]),
-        start,
-        end,
-        states: this.aggregators.map((a) => a.zero()),
-      };
-      if (this.window !== undefined) this.indexEnd(end, key);
-    }
-    const states = g.states;
-    for (let i = 0; i < states.length; i++) {
-      const column = this.columns[i];
-      states[i] = this.aggregators[i]!.add(states[i], column === undefined ? row : row?.[column]);
-    }
+    const isNew = g === undefined;
+    if (g === undefined) g = this.newGroup(row, start, end);
+    if (!this.fold(g, row)) return;
+    if (isNew && this.window !== undefined) this.ends.add(end, key);
     this.store.put(key, g);
+    this.changedGroup(key, g);
+  }
+
+  /**
+   * A row opens `[t, t + gap)` for its group; every open session it overlaps or touches merges
+   * into it (Spark: sessions closer than the gap are one session).
+   */
+  private session(row: Record<string, unknown>, t: number, w: SessionWindow): void {
+    const groupKey = this.groupKey(row, 0);
+    const open = this.sessions.get(groupKey) ?? [];
+    let start = t;
+    let end = t + w.gapMs;
+    const merged: Group[] = [];
+    const kept: Group[] = [];
+    for (const s of open) {
+      if (s.start <= end && start <= s.end) {
+        merged.push(s);
+        start = Math.min(start, s.start);
+        end = Math.max(end, s.end);
+      } else {
+        kept.push(s);
+      }
+    }
+    // The merge may reach sessions the first pass had already kept: repeat until stable.
+    for (let grew = true; grew; ) {
+      grew = false;
+      for (let i = kept.length - 1; i >= 0; i--) {
+        const s = kept[i]!;
+        if (s.start <= end && start <= s.end) {
+          merged.push(...kept.splice(i, 1));
+          start = Math.min(start, s.start);
+          end = Math.max(end, s.end);
+          grew = true;
+        }
+      }
+    }
+    const g = this.newGroup(row, start, end);
+    for (const s of merged) {
+      for (let i = 0; i < g.states.length; i++)
+        g.states[i] = this.aggregators[i]!.merge(g.states[i], s.states[i]);
+    }
+    if (!this.fold(g, row)) return;
+    for (const s of merged) this.store.remove(this.sessionKey(groupKey, s.start));
+    const key = this.sessionKey(groupKey, start);
+    this.store.put(key, g);
+    this.ends.add(end, key);
+    kept.push(g);
+    kept.sort((a, b) => a.start - b.start);
+    this.sessions.set(groupKey, kept);
+    this.changedGroup(key, g);
+  }
+
+  private newGroup(row: Record<string, unknown>, start: number, end: number): Group {
+    return {
+      keys: this.keyColumns.map((k) => row?.[k]),
+      start,
+      end,
+      states: this.aggregators.map((a) => a.zero()),
+    };
+  }
+
+  /** Adds the row's values to the group's states; a throwing aggregator makes it a bad record. */
+  private fold(g: Group, row: Record<string, unknown>): boolean {
+    const states = g.states;
+    try {
+      for (let i = 0; i < states.length; i++) {
+        const column = this.columns[i];
+        states[i] = this.aggregators[i]!.add(states[i], column === undefined ? row : row?.[column]);
+      }
+      return true;
+    } catch (e) {
+      this.ctx.badRecord(this.op, row, e);
+      return false;
+    }
+  }
+
+  private changedGroup(key: string, g: Group): void {
     if (this.changed !== null) this.changed.add(key);
     else if (this.mode === 'update') this.next.push(this.resultRow(g));
   }
@@ -135,30 +210,36 @@ export class AggregateOperator implements StatefulOperator {
   }
 
   nextDue(): number {
-    return this.watermarked && this.ends.length > 0 ? this.ends[0]! : Number.POSITIVE_INFINITY;
+    return this.watermarked ? this.ends.first() : Number.POSITIVE_INFINITY;
   }
 
   /** Evicts the windows that end at or before `watermark`, emitting each in append mode. */
   private closeUpTo(watermark: number): void {
     if (!this.watermarked) return;
-    const ends = this.ends;
-    while (ends.length > 0 && ends[0]! <= watermark) {
-      const end = ends.shift()!;
-      for (const key of this.byEnd.get(end)!) {
-        const g = this.store.get(key);
-        if (g === undefined) continue;
-        if (this.mode === 'append') this.next.push(this.resultRow(g));
-        this.store.remove(key);
-      }
-      this.byEnd.delete(end);
-    }
+    this.ends.closeUpTo(watermark, (key, end) => {
+      const g = this.store.get(key);
+      // A session that grew since it was indexed falls due later, under its new end.
+      if (g === undefined || g.end !== end) return;
+      if (this.mode === 'append') this.next.push(this.resultRow(g));
+      this.store.remove(key);
+      if (this.window?.kind === 'session') this.forgetSession(g);
+    });
+  }
+
+  private forgetSession(g: Group): void {
+    const groupKey = this.groupKeyOf(g.keys, 0);
+    const open = this.sessions.get(groupKey);
+    if (open === undefined) return;
+    const left = open.filter((s) => s !== g);
+    if (left.length === 0) this.sessions.delete(groupKey);
+    else this.sessions.set(groupKey, left);
   }
 
   stateCounters(): StateOperatorCounters {
     const m = this.store.metrics();
     return {
       operatorId: this.op.id,
-      operatorName: 'stateStoreSave',
+      operatorName: this.window?.kind === 'session' ? 'sessionWindowStateStoreSave' : 'stateStoreSave',
       numRowsTotal: m.numRowsTotal,
       numRowsUpdated: m.numRowsUpdated,
       numRowsRemoved: m.numRowsRemoved,
@@ -177,21 +258,6 @@ export class AggregateOperator implements StatefulOperator {
     return out;
   }
 
-  private indexEnd(end: number, key: string): void {
-    let list = this.byEnd.get(end);
-    if (list === undefined) {
-      list = [];
-      this.byEnd.set(end, list);
-      // Ends mostly arrive in order: insert from the back.
-      const ends = this.ends;
-      let i = ends.length;
-      while (i > 0 && ends[i - 1]! > end) i--;
-      ends.splice(i, 0, end);
-    }
-    list.push(key);
-  }
-
-  /** A stable string for (key values, window start); one column's value is kept as is. */
   private groupKey(row: Record<string, unknown>, start: number): string {
     const cols = this.keyColumns;
     if (cols.length === 1) {
@@ -200,5 +266,20 @@ export class AggregateOperator implements StatefulOperator {
       if (typeof v === 'number') return `n${start}|${v}`;
     }
     return JSON.stringify([start, ...cols.map((c) => row?.[c] ?? null)]);
+  }
+
+  /** The same string as groupKey, from a group's key values. */
+  private groupKeyOf(keys: unknown[], start: number): string {
+    if (keys.length === 1) {
+      const v = keys[0];
+      if (typeof v === 'string') return `s${start}|${v}`;
+      if (typeof v === 'number') return `n${start}|${v}`;
+    }
+    return JSON.stringify([start, ...keys.map((k) => k ?? null)]);
+  }
+
+  /** Store key of a session: its group (encoded with start 0) and its start. */
+  private sessionKey(groupKey: string, start: number): string {
+    return `${groupKey}@${start}`;
   }
 }

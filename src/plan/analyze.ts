@@ -117,6 +117,15 @@ export function eventTimeWatermarks(
 
 function checkStatefulOperators(plan: AnalyzedPlan): void {
   const stateful = statefulOperators(plan);
+  for (const op of stateful) {
+    if (op.node.kind === 'aggregate' && op.node.window?.kind === 'session' && op.node.keys.length === 0) {
+      throw new MillraceError(
+        ErrorCode.UNSUPPORTED_OPERATION,
+        `${describeOperator(op)} groups by a session window alone: sessions are per group, so group by ` +
+          'at least one column besides sessionWindow(...)',
+      );
+    }
+  }
   if (stateful.length > 1) {
     throw new MillraceError(
       ErrorCode.UNSUPPORTED_OPERATION,
@@ -165,6 +174,11 @@ export function outputModeSupport(plan: AnalyzedPlan): { operator: PlannedOperat
           '(Trigger.processingTime, availableNow or once)',
       };
   const node = stateful.node;
+  if (node.kind === 'aggregate' && node.window?.kind === 'session') {
+    refused.update =
+      'a session changes its range as rows arrive, so an updated row cannot replace the earlier one ' +
+      '(Spark refuses it too); use append with a watermark on the session column, or complete';
+  }
   if (node.kind === 'aggregate') {
     const column = node.window?.column;
     if (column === undefined || eventTimeWatermarks(plan, stateful, column).length === 0) {

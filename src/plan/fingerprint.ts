@@ -23,7 +23,11 @@ const SHAPE: Record<NodeKind, (node: any, withCode: boolean) => unknown> = {
   watermark: (n: Extract<LogicalNode, { kind: 'watermark' }>) => [n.column, n.delayMs],
   aggregate: (n: Extract<LogicalNode, { kind: 'aggregate' }>, code) => [
     n.keys,
-    n.window ? [n.window.column, n.window.sizeMs, n.window.slideMs, n.window.startOffsetMs] : null,
+    n.window === undefined
+      ? null
+      : n.window.kind === 'session'
+        ? ['session', n.window.column, n.window.gapMs]
+        : [n.window.column, n.window.sizeMs, n.window.slideMs, n.window.startOffsetMs],
     n.aggregates.map((a) => [a.name, a.spec.description, code && String(a.spec.aggregator.add)]),
   ],
   repartition: (n: Extract<LogicalNode, { kind: 'repartition' }>, code) => [

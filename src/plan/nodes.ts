@@ -1,6 +1,6 @@
 import type { AggregateSpec } from '../api/aggregates.js';
 import type { ColumnExpr } from '../api/expressions.js';
-import type { TimeWindow } from '../api/window.js';
+import type { AnyWindow } from '../api/window.js';
 import type { SourceSpec } from '../connectors/spec.js';
 
 /**
@@ -90,7 +90,7 @@ export interface AggregateNode extends Labelled {
   readonly input: LogicalNode;
   /** Grouping columns, in groupBy order (the window excluded). */
   readonly keys: readonly string[];
-  readonly window: TimeWindow | undefined;
+  readonly window: AnyWindow | undefined;
   /** Output fields, in order. */
   readonly aggregates: readonly { readonly name: string; readonly spec: AggregateSpec }[];
 }

@@ -1,0 +1,40 @@
+/**
+ * State keys by the event time at which they fall due (a window's end, a dedup key's expiry), so a
+ * watermark can close exactly what it passes without scanning the store. Entries are removed
+ * lazily: the owner checks, when an entry comes due, that its key still falls due at that time.
+ */
+export class TimeIndex {
+  /** Due times with keys, ascending. */
+  private readonly times: number[] = [];
+  private readonly keys = new Map<number, string[]>();
+
+  add(time: number, key: string): void {
+    let list = this.keys.get(time);
+    if (list === undefined) {
+      list = [];
+      this.keys.set(time, list);
+      // Times mostly arrive in order: insert from the back.
+      const times = this.times;
+      let i = times.length;
+      while (i > 0 && times[i - 1]! > time) i--;
+      times.splice(i, 0, time);
+    }
+    list.push(key);
+  }
+
+  /** The earliest due time (Infinity when empty). */
+  first(): number {
+    return this.times.length === 0 ? Number.POSITIVE_INFINITY : this.times[0]!;
+  }
+
+  /** Hands every entry due at or before `watermark` to `due`, in time order, and forgets it. */
+  closeUpTo(watermark: number, due: (key: string, time: number) => void): void {
+    const times = this.times;
+    while (times.length > 0 && times[0]! <= watermark) {
+      const time = times.shift()!;
+      const keys = this.keys.get(time)!;
+      this.keys.delete(time);
+      for (const key of keys) due(key, time);
+    }
+  }
+}
