@@ -127,6 +127,43 @@ export class Stream<T = any> {
     return new GroupedStream(this.node, Object.freeze(columns), window);
   }
 
+  /**
+   * Passes on the first row of each key (the given columns, or the whole row) and drops the rest.
+   * With a watermark on one of the columns, rows behind it are late and keys behind it are
+   * forgotten; without one, every key is remembered for ever.
+   *
+   * @example stream.withWatermark('ts', '1 hour').dropDuplicates('txId', 'ts')
+   */
+  dropDuplicates(...columns: string[]): Stream<T> {
+    return this.dedup('dropDuplicates', columns, false);
+  }
+
+  /**
+   * Drops rows whose key (the given columns, or the whole row) was seen within the watermark delay:
+   * a key is remembered until the watermark passes its first row's event time plus the delay.
+   * Needs `withWatermark` upstream.
+   *
+   * @example stream.withWatermark('ts', '10 minutes').dropDuplicatesWithinWatermark('txId')
+   */
+  dropDuplicatesWithinWatermark(...columns: string[]): Stream<T> {
+    return this.dedup('dropDuplicatesWithinWatermark', columns, true);
+  }
+
+  private dedup(op: string, columns: string[], withinWatermark: boolean): Stream<T> {
+    for (const c of columns) {
+      if (typeof c !== 'string' || c === '') throw invalidArgument(`${op}: columns must be non-empty names`);
+    }
+    return new Stream<T>(
+      Object.freeze({
+        kind: 'dedup',
+        input: this.node,
+        keys: Object.freeze([...new Set(columns)]),
+        withinWatermark,
+        label: undefined,
+      }),
+    );
+  }
+
   /** Starts describing where the rows go. */
   writeStream(sink: SinkSpec): StreamWriter {
     return StreamWriter.create(this.node, sink);

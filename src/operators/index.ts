@@ -2,6 +2,7 @@ import type { AnalyzedPlan, PlannedOperator } from '../plan/analyze.js';
 import type { NodeKind } from '../plan/nodes.js';
 import { AggregateOperator } from './aggregate.js';
 import type { OperatorContext, RowSink } from './contract.js';
+import { DedupOperator } from './dedup.js';
 import { FilterOperator } from './filter.js';
 import { FlatMapOperator } from './flat-map.js';
 import { MapOperator } from './map.js';
@@ -28,6 +29,7 @@ const FACTORIES: Record<NodeKind, Factory> = {
   withColumn: (op, next, ctx) => new WithColumnOperator(op, next, ctx),
   watermark: (op, next, ctx, plan) => new WatermarkOperator(op, next, ctx, plan),
   aggregate: (op, next, ctx, plan) => new AggregateOperator(op, next, ctx, plan),
+  dedup: (op, next, ctx, plan) => new DedupOperator(op, next, ctx, plan),
 };
 
 /** Fuses a stage's operators into one chain ending at `output`; returns them in row order. */

@@ -118,6 +118,13 @@ export function eventTimeWatermarks(
 function checkStatefulOperators(plan: AnalyzedPlan): void {
   const stateful = statefulOperators(plan);
   for (const op of stateful) {
+    if (op.node.kind === 'dedup' && op.node.withinWatermark && plan.watermarksAbove[op.id]!.length === 0) {
+      throw new MillraceError(
+        ErrorCode.UNSUPPORTED_OPERATION,
+        `${describeOperator(op)}: dropDuplicatesWithinWatermark forgets keys as the watermark passes them, ` +
+          'so it needs withWatermark(column, delay) before it',
+      );
+    }
     if (op.node.kind === 'aggregate' && op.node.window?.kind === 'session' && op.node.keys.length === 0) {
       throw new MillraceError(
         ErrorCode.UNSUPPORTED_OPERATION,
@@ -164,6 +171,12 @@ export function outputModeSupport(plan: AnalyzedPlan): { operator: PlannedOperat
     return {
       operator: plan.operators[plan.rootId]!,
       refused: { complete: 'a query without an aggregation has no result table to output completely' },
+    };
+  }
+  if (stateful.node.kind === 'dedup') {
+    return {
+      operator: stateful,
+      refused: { complete: 'deduplication has no result table to output completely; use append or update' },
     };
   }
   const refused: ModeSupport = isMicroBatch(plan.definition.trigger)

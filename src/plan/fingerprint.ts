@@ -30,6 +30,7 @@ const SHAPE: Record<NodeKind, (node: any, withCode: boolean) => unknown> = {
         : [n.window.column, n.window.sizeMs, n.window.slideMs, n.window.startOffsetMs],
     n.aggregates.map((a) => [a.name, a.spec.description, code && String(a.spec.aggregator.add)]),
   ],
+  dedup: (n: Extract<LogicalNode, { kind: 'dedup' }>) => [n.keys, n.withinWatermark],
   repartition: (n: Extract<LogicalNode, { kind: 'repartition' }>, code) => [
     describeKey(n.key),
     n.partitions,

@@ -17,7 +17,8 @@ export type LogicalNode =
   | WithColumnNode
   | RepartitionNode
   | WatermarkNode
-  | AggregateNode;
+  | AggregateNode
+  | DedupNode;
 
 export type NodeKind = LogicalNode['kind'];
 
@@ -95,8 +96,20 @@ export interface AggregateNode extends Labelled {
   readonly aggregates: readonly { readonly name: string; readonly spec: AggregateSpec }[];
 }
 
+/**
+ * `dropDuplicates(columns)` / `dropDuplicatesWithinWatermark(columns)`: passes the first row of
+ * each key on. No columns: the whole row is the key.
+ */
+export interface DedupNode extends Labelled {
+  readonly kind: 'dedup';
+  readonly input: LogicalNode;
+  readonly keys: readonly string[];
+  /** Forget a key once the watermark passes its first row's event time plus the delay. */
+  readonly withinWatermark: boolean;
+}
+
 /** Node kinds that keep state across rows. */
-export const STATEFUL_KINDS: readonly NodeKind[] = ['aggregate'];
+export const STATEFUL_KINDS: readonly NodeKind[] = ['aggregate', 'dedup'];
 
 /** The inputs of a node, in order. */
 export function nodeInputs(node: LogicalNode): readonly LogicalNode[] {

@@ -70,18 +70,25 @@ const PLACEMENT: Record<NodeKind, 'source' | 'chain' | 'shuffle' | 'keyed'> = {
   watermark: 'chain',
   repartition: 'shuffle',
   aggregate: 'keyed',
+  dedup: 'keyed',
 };
+
+/** A whole row as a key: its JSON text (equal rows, equal text). */
+export const rowKey = (row: unknown): string => JSON.stringify(row) ?? '';
 
 /** The shuffle key and partition count of a keyed operator. */
 function keyedShuffle(op: PlannedOperator, settings: PhysicalSettings): { key: KeySpec; partitions: number } {
   const node = op.node;
+  const partitions = settings.defaultShufflePartitions;
+  if (node.kind === 'dedup') {
+    // Without columns the whole row is the key.
+    if (node.keys.length === 0) return { key: rowKey, partitions };
+    return { key: node.keys.length === 1 ? node.keys[0]! : node.keys, partitions };
+  }
   if (node.kind !== 'aggregate') throw new Error(`internal: ${node.kind} is not keyed`);
   // Without grouping columns every group meets in one task.
   if (node.keys.length === 0) return { key: () => 0, partitions: 1 };
-  return {
-    key: node.keys.length === 1 ? node.keys[0]! : node.keys,
-    partitions: settings.defaultShufflePartitions,
-  };
+  return { key: node.keys.length === 1 ? node.keys[0]! : node.keys, partitions };
 }
 
 /**

@@ -1,0 +1,106 @@
+import type { AnalyzedPlan, PlannedOperator, WatermarkInput } from '../plan/analyze.js';
+import { rowKey } from '../plan/physical.js';
+import { InMemoryStateStore } from '../state/state-store.js';
+import { TimeIndex } from '../state/time-index.js';
+import { toEventTime } from '../util/event-time.js';
+import type { OperatorContext, RowSink, StatefulOperator, StateOperatorCounters } from './contract.js';
+
+/**
+ * `dropDuplicates(columns)` and `dropDuplicatesWithinWatermark(columns)`: the first row of each key
+ * goes on at once (in both execution modes), later ones are dropped.
+ *
+ * - `dropDuplicates` with a watermark on one of its columns: rows at or below the watermark are late,
+ *   and a key is forgotten once the watermark reaches its event time (no later row can repeat it
+ *   without being late). Without such a watermark every key is kept for ever.
+ * - `dropDuplicatesWithinWatermark`: a key is kept until the watermark reaches its first row's event
+ *   time plus the watermark delay; rows at or below the watermark are late.
+ */
+export class DedupOperator implements StatefulOperator {
+  readonly stateful = true;
+  private readonly store = new InMemoryStateStore<number>(16);
+  private readonly expiries = new TimeIndex();
+  private readonly key: (row: unknown) => string;
+  /** The watermark that bounds the state, if any: its column and how long past it a key lives. */
+  private readonly eventTime: { column: string; keepMs: number } | null;
+  private dropped = 0;
+
+  constructor(
+    private readonly op: PlannedOperator<'dedup'>,
+    private readonly next: RowSink,
+    private readonly ctx: OperatorContext,
+    plan: AnalyzedPlan,
+  ) {
+    const { keys, withinWatermark } = op.node;
+    this.key =
+      keys.length === 0
+        ? rowKey
+        : (row) => JSON.stringify(keys.map((k) => (row as Record<string, unknown> | null)?.[k] ?? null));
+    const above: WatermarkInput[] = plan.watermarksAbove[op.id]!.map((i) => plan.watermarks[i]!);
+    const bound = withinWatermark ? above[0] : above.find((w) => keys.includes(w.column));
+    this.eventTime =
+      bound === undefined ? null : { column: bound.column, keepMs: withinWatermark ? bound.delayMs : 0 };
+  }
+
+  push(row: unknown): void {
+    let expiry = Number.POSITIVE_INFINITY;
+    const et = this.eventTime;
+    if (et !== null) {
+      const raw = (row as Record<string, unknown> | null)?.[et.column];
+      const t = raw == null ? Number.NaN : toEventTime(raw);
+      if (Number.isNaN(t)) {
+        this.ctx.badRecord(
+          this.op,
+          row,
+          new TypeError(
+            `event time column '${et.column}' holds ${JSON.stringify(raw)}: expected ms since the epoch or a Date`,
+          ),
+        );
+        return;
+      }
+      if (t <= this.ctx.watermark()) {
+        this.dropped++;
+        this.ctx.lateRow(this.op, row);
+        return;
+      }
+      expiry = t + et.keepMs;
+    }
+    let key: string;
+    try {
+      key = this.key(row);
+    } catch (e) {
+      this.ctx.badRecord(this.op, row, e);
+      return;
+    }
+    if (this.store.get(key) !== undefined) return;
+    this.store.put(key, expiry);
+    if (expiry !== Number.POSITIVE_INFINITY) this.expiries.add(expiry, key);
+    this.next.push(row);
+  }
+
+  onWatermark(watermark: number): void {
+    this.expiries.closeUpTo(watermark, (key, expiry) => {
+      if (this.store.get(key) === expiry) this.store.remove(key);
+    });
+  }
+
+  finishBatch(watermark: number): void {
+    this.onWatermark(watermark);
+  }
+
+  nextDue(): number {
+    return this.expiries.first();
+  }
+
+  stateCounters(): StateOperatorCounters {
+    const m = this.store.metrics();
+    return {
+      operatorId: this.op.id,
+      operatorName: this.op.node.withinWatermark ? 'dedupeWithinWatermark' : 'dedupe',
+      numRowsTotal: m.numRowsTotal,
+      numRowsUpdated: m.numRowsUpdated,
+      numRowsRemoved: m.numRowsRemoved,
+      numRowsDroppedByWatermark: this.dropped,
+      memoryUsedBytes: m.memoryUsedBytes,
+    };
+  }
+}
