@@ -164,6 +164,20 @@ export class Stream<T = any> {
     );
   }
 
+  /**
+   * The rows of this stream and `other`, as one stream. The two must read different sources. With
+   * watermarks on both, stateful operators downstream use the query's multipleWatermarkPolicy
+   * over them (the minimum by default).
+   *
+   * @example payments.union(refunds).withWatermark('ts', '1 minute').groupBy(...)
+   */
+  union<U>(other: Stream<U>): Stream<T | U> {
+    if (!(other instanceof Stream)) throw invalidArgument('union(other): pass another stream');
+    return new Stream<T | U>(
+      Object.freeze({ kind: 'union', input: this.node, other: other.node, label: undefined }),
+    );
+  }
+
   /** Starts describing where the rows go. */
   writeStream(sink: SinkSpec): StreamWriter {
     return StreamWriter.create(this.node, sink);

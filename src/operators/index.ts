@@ -22,6 +22,7 @@ const notInChain =
 const FACTORIES: Record<NodeKind, Factory> = {
   source: notInChain('sources feed a stage'),
   repartition: notInChain('shuffles end a stage'),
+  union: notInChain('a union gathers its inputs into a stage'),
   map: (op, next, ctx) => new MapOperator(op, next, ctx),
   filter: (op, next, ctx) => new FilterOperator(op, next, ctx),
   flatMap: (op, next, ctx) => new FlatMapOperator(op, next, ctx),

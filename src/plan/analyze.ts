@@ -96,6 +96,7 @@ export function analyze(definition: QueryDefinition): AnalyzedPlan {
     definition,
   });
   checkSourceNames(plan);
+  checkUnions(plan);
   checkStatefulOperators(plan);
   checkOutputMode(plan);
   return plan;
@@ -113,6 +114,28 @@ export function eventTimeWatermarks(
   column: string,
 ): WatermarkInput[] {
   return plan.watermarksAbove[op.id]!.map((i) => plan.watermarks[i]!).filter((w) => w.column === column);
+}
+
+/** A union's two sides must not share a node: the physical plan cannot run one row down two paths. */
+function checkUnions(plan: AnalyzedPlan): void {
+  const below = plan.operators.map(() => new Set<number>());
+  for (const op of plan.operators) {
+    for (const i of op.inputs) {
+      below[op.id]!.add(i);
+      for (const j of below[i]!) below[op.id]!.add(j);
+    }
+    if (op.node.kind !== 'union') continue;
+    const [a, b] = op.inputs as [number, number];
+    const left = new Set([a, ...below[a]!]);
+    const shared = [b, ...below[b]!].filter((x) => left.has(x));
+    if (shared.length > 0) {
+      throw new MillraceError(
+        ErrorCode.UNSUPPORTED_OPERATION,
+        `${describeOperator(op)} joins two branches of the same stream (both read ` +
+          `${describeOperator(plan.operators[Math.min(...shared)]!)}): union streams of different sources`,
+      );
+    }
+  }
 }
 
 function checkStatefulOperators(plan: AnalyzedPlan): void {

@@ -31,6 +31,7 @@ const SHAPE: Record<NodeKind, (node: any, withCode: boolean) => unknown> = {
     n.aggregates.map((a) => [a.name, a.spec.description, code && String(a.spec.aggregator.add)]),
   ],
   dedup: (n: Extract<LogicalNode, { kind: 'dedup' }>) => [n.keys, n.withinWatermark],
+  union: () => null,
   repartition: (n: Extract<LogicalNode, { kind: 'repartition' }>, code) => [
     describeKey(n.key),
     n.partitions,

@@ -18,7 +18,8 @@ export type LogicalNode =
   | RepartitionNode
   | WatermarkNode
   | AggregateNode
-  | DedupNode;
+  | DedupNode
+  | UnionNode;
 
 export type NodeKind = LogicalNode['kind'];
 
@@ -108,10 +109,19 @@ export interface DedupNode extends Labelled {
   readonly withinWatermark: boolean;
 }
 
+/** `union(other)`: the rows of two streams of different sources, as one stream. */
+export interface UnionNode extends Labelled {
+  readonly kind: 'union';
+  readonly input: LogicalNode;
+  readonly other: LogicalNode;
+}
+
 /** Node kinds that keep state across rows. */
 export const STATEFUL_KINDS: readonly NodeKind[] = ['aggregate', 'dedup'];
 
 /** The inputs of a node, in order. */
 export function nodeInputs(node: LogicalNode): readonly LogicalNode[] {
-  return node.kind === 'source' ? [] : [node.input];
+  if (node.kind === 'source') return [];
+  if (node.kind === 'union') return [node.input, node.other];
+  return [node.input];
 }

@@ -10,6 +10,11 @@ export type StageOutput =
       readonly kind: 'shuffle';
       readonly toStage: number;
       readonly key: KeySpec;
+      /**
+       * `hash`: by a stable hash of the key. `forward`: producer partition p goes to partition
+       * p mod n (a union gathering its inputs; order per producer kept, no key needed).
+       */
+      readonly partitioning: 'hash' | 'forward';
       /** The operator that asked for the shuffle (named in errors from the key function). */
       readonly operator: PlannedOperator;
     }
@@ -60,7 +65,7 @@ interface MutableStage {
  * an implicit shuffle by its keys and heads the new stage. A new node kind does not compile until
  * it is listed here.
  */
-const PLACEMENT: Record<NodeKind, 'source' | 'chain' | 'shuffle' | 'keyed'> = {
+const PLACEMENT: Record<NodeKind, 'source' | 'chain' | 'shuffle' | 'keyed' | 'union'> = {
   source: 'source',
   map: 'chain',
   filter: 'chain',
@@ -71,6 +76,7 @@ const PLACEMENT: Record<NodeKind, 'source' | 'chain' | 'shuffle' | 'keyed'> = {
   repartition: 'shuffle',
   aggregate: 'keyed',
   dedup: 'keyed',
+  union: 'union',
 };
 
 /** A whole row as a key: its JSON text (equal rows, equal text). */
@@ -119,15 +125,39 @@ export function planPhysical(plan: AnalyzedPlan, settings: PhysicalSettings): Ph
         stage = newStage(stages, node.partitions ?? settings.defaultShufflePartitions, [
           { kind: 'shuffle', fromStage: upstream.id },
         ]);
-        upstream.output = { kind: 'shuffle', toStage: stage.id, key: node.key, operator: op };
+        upstream.output = {
+          kind: 'shuffle',
+          toStage: stage.id,
+          key: node.key,
+          partitioning: 'hash',
+          operator: op,
+        };
         break;
       }
       case 'keyed': {
         const upstream = place(op.inputs[0]!);
         const { key, partitions } = keyedShuffle(op, settings);
         stage = newStage(stages, partitions, [{ kind: 'shuffle', fromStage: upstream.id }]);
-        upstream.output = { kind: 'shuffle', toStage: stage.id, key, operator: op };
+        upstream.output = { kind: 'shuffle', toStage: stage.id, key, partitioning: 'hash', operator: op };
         stage.chain.push(op);
+        break;
+      }
+      case 'union': {
+        const sides = op.inputs.map((i) => place(i));
+        stage = newStage(
+          stages,
+          settings.defaultShufflePartitions,
+          sides.map((s) => ({ kind: 'shuffle', fromStage: s.id })),
+        );
+        for (const side of sides) {
+          side.output = {
+            kind: 'shuffle',
+            toStage: stage.id,
+            key: () => 0,
+            partitioning: 'forward',
+            operator: op,
+          };
+        }
         break;
       }
     }

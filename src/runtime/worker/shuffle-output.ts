@@ -13,10 +13,14 @@ export class ShuffleOutput implements TaskOutput {
   private readonly set: WriterSet;
   private readonly hash: (row: unknown) => number;
   private readonly n: number;
+  /** Forward partitioning: every row goes to this partition. */
+  private readonly forwardTo: number;
 
   constructor(
     rings: readonly RingProducer[],
     key: KeySpec,
+    partitioning: 'hash' | 'forward',
+    producerPartition: number,
     private readonly op: OperatorRef,
     private readonly meta: RowMeta,
     private readonly ctx: OperatorContext,
@@ -24,9 +28,15 @@ export class ShuffleOutput implements TaskOutput {
     this.set = new WriterSet(rings);
     this.hash = keyHasher(key);
     this.n = rings.length;
+    this.forwardTo = partitioning === 'forward' ? producerPartition % this.n : -1;
   }
 
   push(row: unknown): void {
+    const m = this.meta;
+    if (this.forwardTo >= 0) {
+      this.set.writers[this.forwardTo]!.writeData(row, originArg(m), m.sourceTime, m.readTime, m.origin);
+      return;
+    }
     let h: number;
     try {
       h = this.hash(row);
@@ -34,7 +44,6 @@ export class ShuffleOutput implements TaskOutput {
       this.ctx.badRecord(this.op, row, e);
       return;
     }
-    const m = this.meta;
     this.set.writers[h % this.n]!.writeData(row, originArg(m), m.sourceTime, m.readTime, m.origin);
   }
 

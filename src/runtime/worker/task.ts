@@ -111,7 +111,8 @@ export class Task implements OperatorContext, SinkTask {
     this.sinkName = sink.description;
     if (stage.output.kind === 'shuffle') {
       const rings = spec.outputs.map((sab) => new RingProducer(sab, host.bells));
-      this.output = new ShuffleOutput(rings, stage.output.key, stage.output.operator, this.meta, this);
+      const { key, partitioning, operator } = stage.output;
+      this.output = new ShuffleOutput(rings, key, partitioning, spec.partition, operator, this.meta, this);
     } else {
       this.output = new SinkOutput(createSinkRuntime(sink, host, this), this, host);
     }
