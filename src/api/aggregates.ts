@@ -1,3 +1,4 @@
+import * as hdr from 'hdr-histogram-js';
 import { invalidArgument } from '../errors.js';
 
 /**
@@ -120,6 +121,30 @@ export const agg = Object.freeze({
   first: (column: string): AggregateSpec => spec(`first(${column})`, column, FIRST),
   /** The value of the latest row of the group, in arrival order. */
   last: (column: string): AggregateSpec => spec(`last(${column})`, column, LAST),
+  /**
+   * An estimate of the column's percentile(s) (`percentage` in [0, 1], or a list of them), from an
+   * HDR histogram of the values to `accuracy` significant digits (default 3). Values must be
+   * non-negative numbers; they are kept to three decimal places.
+   */
+  approxPercentile: (
+    column: string,
+    percentage: number | number[],
+    accuracy: 1 | 2 | 3 | 4 | 5 = 3,
+  ): AggregateSpec => {
+    const ps = Array.isArray(percentage) ? percentage : [percentage];
+    if (ps.length === 0 || ps.some((p) => typeof p !== 'number' || !(p >= 0 && p <= 1))) {
+      throw invalidArgument(
+        `agg.approxPercentile: percentages must be numbers in [0, 1], got ${JSON.stringify(percentage)}`,
+      );
+    }
+    if (![1, 2, 3, 4, 5].includes(accuracy))
+      throw invalidArgument('agg.approxPercentile: accuracy is 1 to 5 digits');
+    return spec(
+      `approx_percentile(${column}, ${JSON.stringify(percentage)})`,
+      column,
+      percentiles(ps, accuracy, Array.isArray(percentage)),
+    );
+  },
   /** A user aggregator over a column (or over whole rows when `column` is omitted). */
   of: <S, V, R>(aggregator: Aggregator<S, V, R>, column?: string, name = 'udaf'): AggregateSpec => {
     for (const m of ['zero', 'add', 'merge', 'result'] as const) {
@@ -129,6 +154,38 @@ export const agg = Object.freeze({
     return spec(column === undefined ? `${name}(*)` : `${name}(${column})`, column, aggregator);
   },
 });
+
+/** Values are recorded in thousandths: HDR histograms count integers. */
+const PERCENTILE_SCALE = 1000;
+
+function percentiles(
+  ps: number[],
+  digits: 1 | 2 | 3 | 4 | 5,
+  many: boolean,
+): Aggregator<hdr.Histogram | null, number, unknown> {
+  return {
+    zero: () => null,
+    add: (h, v) => {
+      if (v == null) return h;
+      if (typeof v !== 'number' || !Number.isFinite(v) || v < 0) {
+        throw new TypeError(`approxPercentile takes non-negative numbers, got ${JSON.stringify(v)}`);
+      }
+      // Built on the first value: a group that never sees one costs nothing.
+      const histogram = h ?? hdr.build({ bitBucketSize: 'packed', numberOfSignificantValueDigits: digits });
+      histogram.recordValue(Math.round(v * PERCENTILE_SCALE));
+      return histogram;
+    },
+    merge: (a, b) => {
+      if (a === null) return b;
+      if (b !== null) a.add(b);
+      return a;
+    },
+    result: (h) => {
+      const values = ps.map((p) => (h === null ? null : h.getValueAtPercentile(p * 100) / PERCENTILE_SCALE));
+      return many ? values : values[0];
+    },
+  };
+}
 
 export function isAggregateSpec(v: unknown): v is AggregateSpec {
   return typeof v === 'object' && v !== null && (v as { kind?: unknown }).kind === 'aggregate';

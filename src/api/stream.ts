@@ -101,16 +101,29 @@ export class Stream<T = any> {
   /**
    * Declares `column` (ms since the epoch, or a Date) as this stream's event time: the watermark
    * is the largest event time seen minus `delay`, and stateful operators downstream treat rows at
-   * or below it as late (dropped, or sent to the late rows) and evict state behind it.
+   * or below it as late (dropped, or sent to the late rows) and evict state behind it. With
+   * `idleTimeout`, an input that has seen no row that long after the start no longer holds back
+   * the minimum over several inputs.
    *
    * @example stream.withWatermark('ts', '15 minutes')
    */
-  withWatermark(column: string, delay: Duration): Stream<T> {
+  withWatermark(column: string, delay: Duration, options: { idleTimeout?: Duration } = {}): Stream<T> {
     if (typeof column !== 'string' || column === '')
       throw invalidArgument('withWatermark: name the event-time column');
     const delayMs = parseDuration(delay, 'withWatermark delay');
+    const idleTimeoutMs =
+      options.idleTimeout === undefined
+        ? undefined
+        : parseDuration(options.idleTimeout, 'withWatermark idleTimeout');
     return new Stream<T>(
-      Object.freeze({ kind: 'watermark', input: this.node, column, delayMs, label: undefined }),
+      Object.freeze({
+        kind: 'watermark',
+        input: this.node,
+        column,
+        delayMs,
+        idleTimeoutMs,
+        label: undefined,
+      }),
     );
   }
 

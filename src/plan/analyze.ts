@@ -26,6 +26,7 @@ export interface WatermarkInput {
   readonly operatorId: number;
   readonly column: string;
   readonly delayMs: number;
+  readonly idleTimeoutMs: number | undefined;
 }
 
 /** The logical plan with operator ids assigned and every plan-time check passed. Frozen. */
@@ -82,6 +83,7 @@ export function analyze(definition: QueryDefinition): AnalyzedPlan {
           operatorId: op.id,
           column: op.node.column,
           delayMs: op.node.delayMs,
+          idleTimeoutMs: op.node.idleTimeoutMs,
         }),
       );
     }

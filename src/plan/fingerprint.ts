@@ -20,7 +20,7 @@ const SHAPE: Record<NodeKind, (node: any, withCode: boolean) => unknown> = {
     n.column,
     code ? String(n.expr) : typeof n.expr,
   ],
-  watermark: (n: Extract<LogicalNode, { kind: 'watermark' }>) => [n.column, n.delayMs],
+  watermark: (n: Extract<LogicalNode, { kind: 'watermark' }>) => [n.column, n.delayMs, n.idleTimeoutMs],
   aggregate: (n: Extract<LogicalNode, { kind: 'aggregate' }>, code) => [
     n.keys,
     n.window === undefined

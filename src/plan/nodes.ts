@@ -84,6 +84,8 @@ export interface WatermarkNode extends Labelled {
   readonly input: LogicalNode;
   readonly column: string;
   readonly delayMs: number;
+  /** An input that has seen no row this long after the start is left out of the minimum. */
+  readonly idleTimeoutMs: number | undefined;
 }
 
 /** `groupBy(keys..., window?).agg({...})`: a keyed, stateful aggregation. */

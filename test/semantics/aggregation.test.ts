@@ -45,6 +45,22 @@ describe('aggregation in real-time mode', () => {
     }
   });
 
+  it('estimates percentiles with an HDR histogram per group, and dead-letters values it cannot take', async () => {
+    const q = await startQuery(job, { params: { case: 'percentiles' } });
+    try {
+      const rows = Array.from({ length: 1000 }, (_, i) => ({ card: 'a', amount: (i + 1) / 10, ts: 0 }));
+      q.source<Payment>('payments').addData([...rows, { card: 'a', amount: -1, ts: 0 }]);
+      await q.processAllAvailable();
+      const last = q.sink<{ median: number; tail: number[] }>('out').rows().at(-1)!;
+      assert.ok(Math.abs(last.median - 50) < 0.1, `median ${last.median}`);
+      assert.ok(Math.abs(last.tail[0]! - 90) < 1, `p90 ${last.tail[0]}`);
+      assert.ok(Math.abs(last.tail[1]! - 99) < 1, `p99 ${last.tail[1]}`);
+      assert.match(q.deadLetters()[0]?.error.message ?? '', /non-negative numbers, got -1/);
+    } finally {
+      await q.stop();
+    }
+  });
+
   it('assigns a row to every sliding window it falls in, and closes each once in append mode', async () => {
     const q = await startQuery(job, { params: { case: 'sliding', mode: 'append' } });
     try {

@@ -57,6 +57,23 @@ describe('union', () => {
     }
   });
 
+  it('leaves an input that stayed silent past its idle timeout out of the minimum', async () => {
+    const q = await startQuery(job, {
+      params: { case: 'windowed', idleTimeout: '5 seconds' },
+      clock: 'manual',
+    });
+    try {
+      q.source<Ev>('left').addData([ev('l', 1), ev('l', 25)]);
+      await q.processAllAvailable();
+      assert.deepEqual(q.sink('out').rows(), [], 'right has not been silent for 5 s yet');
+      q.clock.advance(5000);
+      await q.processAllAvailable();
+      assert.deepEqual(q.sink('out').rows(), [{ window: { start: 0, end: 10_000 }, n: 1 }]);
+    } finally {
+      await q.stop();
+    }
+  });
+
   it('refuses two branches of one stream, and two sources of one name', async () => {
     await assert.rejects(startQuery(job, { params: { case: 'same-stream' } }), {
       code: 'UNSUPPORTED_OPERATION',

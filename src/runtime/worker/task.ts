@@ -126,6 +126,7 @@ export class Task implements OperatorContext, SinkTask {
       statefulId < 0 ? [] : plan.watermarksAbove[statefulId]!,
       host.multipleWatermarkPolicy,
       host.microBatch,
+      plan.watermarks.map((w) => w.idleTimeoutMs),
     );
     const first = stage.inputs[0]!;
     this.isSource = first.kind === 'source';
@@ -145,6 +146,7 @@ export class Task implements OperatorContext, SinkTask {
   /** The query's clock started at `startTime`: a generated source schedules its rows from it. */
   start(startTime: number): void {
     if (this.generator !== null) this.schedule = new GeneratorSchedule(this.generator, startTime);
+    this.watermarks.start(startTime);
   }
 
   /**
@@ -164,6 +166,7 @@ export class Task implements OperatorContext, SinkTask {
 
   private work(): boolean {
     if (this.finished) return false;
+    if (this.watermarks.tick(this.host.clock.now())) this.stateful?.onWatermark(this.watermarks.watermark);
     if (this.asyncError !== NO_ERROR) this.sinkFailed(this.asyncError);
     if (this.waiting !== null) return false;
     if (this.output.blocked && !this.unblock()) return false;
@@ -210,6 +213,7 @@ export class Task implements OperatorContext, SinkTask {
     if (this.waiting !== null) return false;
     if (this.output.blocked) return this.unblock();
     if (this.ending) return true;
+    if (!this.host.microBatch && this.host.clock.now() >= this.watermarks.nextDeadline) return true;
     for (const input of this.inputs) {
       if (!input.eos && !input.aligned && input.reader.ring.hasFrame()) return true;
     }
@@ -222,9 +226,9 @@ export class Task implements OperatorContext, SinkTask {
 
   /** Clock time at which this task will have work without any input arriving (generated rows). */
   nextDueTime(): number {
-    if (this.schedule === null || this.host.microBatch || this.finished || this.ending)
-      return Number.POSITIVE_INFINITY;
-    return this.schedule.dueTime(this.sourceOffset);
+    if (this.finished || this.ending || this.host.microBatch) return Number.POSITIVE_INFINITY;
+    const idle = this.watermarks.nextDeadline;
+    return this.schedule === null ? idle : Math.min(idle, this.schedule.dueTime(this.sourceOffset));
   }
 
   private unblock(): boolean {
@@ -350,7 +354,7 @@ export class Task implements OperatorContext, SinkTask {
     const stateful = this.stateful!;
     this.batchWatermark = this.watermarks.watermark;
     stateful.finishBatch(this.batchWatermark);
-    const next = this.watermarks.commitBatch();
+    const next = this.watermarks.commitBatch(this.host.clock.now());
     this.host.result.writeValue(
       FrameKind.STATE_REPORT,
       { epoch, partition: this.partition, watermark: next, nextDue: stateful.nextDue() },
@@ -445,7 +449,9 @@ export class Task implements OperatorContext, SinkTask {
   }
 
   advanceWatermark(input: number, value: number): void {
-    if (this.watermarks.advance(input, value)) this.stateful?.onWatermark(this.watermarks.watermark);
+    if (this.watermarks.advance(input, value, this.host.clock.now())) {
+      this.stateful?.onWatermark(this.watermarks.watermark);
+    }
   }
 
   lateRow(op: OperatorRef, row: unknown): void {

@@ -4,13 +4,18 @@
  * in-band from upstream or from a watermark operator in this task. Values only grow. The watermark
  * in force at the task's stateful operator is the policy over the inputs above it — the minimum
  * (default) or the maximum — and never moves backwards. An input not heard from yet holds the
- * minimum at −∞.
+ * minimum at −∞, unless it has an idle timeout and that much time passed since the start: then it
+ * is left out until it reports.
  */
 export class WatermarkTracker {
   private readonly known: Float64Array;
   private readonly changed: Uint8Array;
+  /** Clock time after which a silent input stops holding the minimum (Infinity: never). */
+  private readonly idleAt: Float64Array;
   private anyChanged = false;
   private current = Number.NEGATIVE_INFINITY;
+  /** The next idle deadline of a relevant input still silent (Infinity: none). */
+  private deadline = Number.POSITIVE_INFINITY;
 
   constructor(
     inputs: number,
@@ -21,10 +26,21 @@ export class WatermarkTracker {
      * Micro-batch mode: the watermark in force changes only at batch ends (`commitBatch`), so a
      * whole batch is judged by the watermark computed at the end of the previous one.
      */
-    private readonly perBatch = false,
+    private readonly perBatch: boolean,
+    private readonly idleTimeouts: readonly (number | undefined)[],
   ) {
     this.known = new Float64Array(inputs).fill(Number.NEGATIVE_INFINITY);
     this.changed = new Uint8Array(inputs);
+    this.idleAt = new Float64Array(inputs).fill(Number.POSITIVE_INFINITY);
+  }
+
+  /** The query's clock started: idle timeouts count from here. */
+  start(startTime: number): void {
+    for (let i = 0; i < this.idleAt.length; i++) {
+      const t = this.idleTimeouts[i];
+      this.idleAt[i] = t === undefined ? Number.POSITIVE_INFINITY : startTime + t;
+    }
+    this.deadline = Math.min(Number.POSITIVE_INFINITY, ...this.relevant.map((i) => this.idleAt[i]!));
   }
 
   /** The watermark in force (−∞ before any). */
@@ -32,29 +48,47 @@ export class WatermarkTracker {
     return this.current;
   }
 
+  /** When time alone may move the watermark (a silent input's idle timeout). */
+  get nextDeadline(): number {
+    return this.deadline;
+  }
+
   /** Records a value for an input; returns true when the watermark in force advanced. */
-  advance(input: number, value: number): boolean {
+  advance(input: number, value: number, now: number): boolean {
     if (!(value > this.known[input]!)) return false;
     this.known[input] = value;
     this.changed[input] = 1;
     this.anyChanged = true;
-    return !this.perBatch && this.recompute();
+    return !this.perBatch && this.recompute(now);
+  }
+
+  /** Time passed: returns true when an input went idle and the watermark in force advanced. */
+  tick(now: number): boolean {
+    return !this.perBatch && now >= this.deadline && this.recompute(now);
   }
 
   /** Micro-batch end: the watermark for the next batch. */
-  commitBatch(): number {
-    this.recompute();
+  commitBatch(now: number): number {
+    this.recompute(now);
     return this.current;
   }
 
-  private recompute(): boolean {
+  private recompute(now: number): boolean {
     if (this.relevant.length === 0) return false;
-    let w = this.policy === 'min' ? Number.POSITIVE_INFINITY : Number.NEGATIVE_INFINITY;
+    const min = this.policy === 'min';
+    let w = min ? Number.POSITIVE_INFINITY : Number.NEGATIVE_INFINITY;
+    let deadline = Number.POSITIVE_INFINITY;
     for (const i of this.relevant) {
       const v = this.known[i]!;
-      w = this.policy === 'min' ? Math.min(w, v) : Math.max(w, v);
+      if (v === Number.NEGATIVE_INFINITY && min) {
+        const idleAt = this.idleAt[i]!;
+        if (now >= idleAt) continue; // silent past its idle timeout: left out
+        deadline = Math.min(deadline, idleAt);
+      }
+      w = min ? Math.min(w, v) : Math.max(w, v);
     }
-    if (w > this.current) {
+    this.deadline = deadline;
+    if (w !== Number.POSITIVE_INFINITY && w > this.current) {
       this.current = w;
       return true;
     }
