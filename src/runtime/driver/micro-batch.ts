@@ -4,6 +4,7 @@ import { FrameKind } from '../channel/frame-kind.js';
 import type { Clock } from '../time/clock.js';
 import type { TimerQueue } from '../time/timer-queue.js';
 import type { Feeds, SourceFeeds } from './feeds.js';
+import type { Results } from './results.js';
 
 /** What a stateful task tells the driver at the end of a batch. */
 export interface StateReport {
@@ -18,14 +19,13 @@ export interface StateReport {
 /** What the micro-batch executor needs from the runtime that hosts it. */
 export interface MicroBatchHost {
   readonly feeds: Feeds;
+  readonly results: Results;
   readonly clock: Clock;
   readonly timers: TimerQueue;
   /** The query's clock started here (generated sources' schedules begin at it). */
   readonly startTime: number;
   /** Stateful tasks that report at the end of each batch. */
   readonly statefulPartitions: number;
-  /** Resolves when batch `epoch` is committed by every sink partition and every stateful task reported. */
-  batchDone(epoch: number): Promise<StateReport[]>;
   /** Emits the progress of a finished batch. */
   batchProgress(batchId: number, startedAt: number, durationMs: number): Promise<void>;
   /** Ends the query gracefully (availableNow / once are done). */
@@ -54,6 +54,7 @@ export class MicroBatchExecution {
   private stopped = false;
   private tickPending = false;
   private cancelWake: (() => void) | undefined;
+  private batchWaiters: { epoch: number; resolve: (r: StateReport[]) => void }[] = [];
 
   constructor(
     private readonly host: MicroBatchHost,
@@ -92,6 +93,25 @@ export class MicroBatchExecution {
   stop(): void {
     this.stopped = true;
     this.cancelWake?.();
+  }
+
+  /** Resolves when batch `epoch` is committed by every sink partition and every stateful task reported. */
+  private batchDone(epoch: number): Promise<StateReport[]> {
+    return new Promise((resolve) => this.batchWaiters.push({ epoch, resolve }));
+  }
+
+  /** Called by the driver's pump after a pass that read everything (see Pump): settles batch waiters. */
+  settle(): void {
+    if (this.batchWaiters.length === 0) return;
+    const { results, statefulPartitions } = this.host;
+    const keep: typeof this.batchWaiters = [];
+    for (const w of this.batchWaiters) {
+      const reports =
+        w.epoch <= results.lastCommittedEpoch ? results.takeStateReports(w.epoch, statefulPartitions) : null;
+      if (reports !== null) w.resolve(reports);
+      else keep.push(w);
+    }
+    this.batchWaiters = keep;
   }
 
   private every(at: number): void {
@@ -186,7 +206,7 @@ export class MicroBatchExecution {
       this.host.fail(e);
       return false;
     }
-    const reports = await this.host.batchDone(epoch);
+    const reports = await this.batchDone(epoch);
     for (const [s, e] of ends.entries()) this.committed[s] = [...e];
     this.batchId++;
     if (reports.length > 0) {

@@ -10,7 +10,7 @@ import type { StreamingQueryProgress } from '../../metrics/progress.js';
 import type { AnalyzedPlan } from '../../plan/analyze.js';
 import { STATEFUL_KINDS } from '../../plan/nodes.js';
 import type { PhysicalPlan } from '../../plan/physical.js';
-import { DoorbellTable, DRIVER_BELL } from '../channel/doorbell.js';
+import { DoorbellTable } from '../channel/doorbell.js';
 import { FrameKind } from '../channel/frame-kind.js';
 import {
   ABORT_SLOT,
@@ -24,8 +24,9 @@ import type { Clock, ClockSpec, ManualClock } from '../time/clock.js';
 import { PreciseTime } from '../time/precise-time.js';
 import { createTimerQueue, type TimerQueue } from '../time/timer-queue.js';
 import { Feeds } from './feeds.js';
-import { MicroBatchExecution, type MicroBatchHost, type StateReport } from './micro-batch.js';
+import { MicroBatchExecution, type MicroBatchHost } from './micro-batch.js';
 import { ProgressBuilder } from './progress-builder.js';
+import { Pump } from './pump.js';
 import { ReportRounds } from './report-rounds.js';
 import { Results } from './results.js';
 import { wire } from './wiring.js';
@@ -58,8 +59,6 @@ export interface RuntimeConfig {
   readonly wallOffset: number;
 }
 
-/** Frames the driver handles before it lets its event loop turn. */
-const PUMP_BUDGET = 4096;
 /** How long a failing query waits for workers to leave their loops before terminating them. */
 const ABORT_GRACE_MS = 2000;
 
@@ -100,7 +99,6 @@ export class QueryRuntime implements MicroBatchHost {
   private microBatch: MicroBatchExecution | null = null;
   /** Micro-batch mode: the batch the next progress object reports. */
   private reportingBatch: { batchId: number; startedAt: number; durationMs: number } | null = null;
-  private batchWaiters: { epoch: number; resolve: (r: StateReport[]) => void }[] = [];
   private readonly progress: ProgressBuilder;
   private readonly counters = new Map<number, TaskCounters>();
   private unsubscribeClock: (() => void) | undefined;
@@ -109,8 +107,7 @@ export class QueryRuntime implements MicroBatchHost {
   private flushSeq = 0;
   private flushWaiters: { id: number; resolve: () => void; reject: (e: Error) => void }[] = [];
   private readonly rounds: ReportRounds;
-  private pumpStopped = false;
-  private pumpDone: Promise<void> | undefined;
+  private readonly pump: Pump;
   private allDone!: () => void;
   private readonly allDonePromise: Promise<void>;
   private readyWaiter: { resolve: () => void; reject: (e: Error) => void } | undefined;
@@ -140,6 +137,16 @@ export class QueryRuntime implements MicroBatchHost {
       lateRow: (r) => listener.lateRow(r),
       epochCommitted: (e) => listener.epochCommitted(e),
       consoleLine: (line, stream) => listener.consoleLine(line, stream),
+    });
+    this.pump = new Pump(this.results, this.feeds, this.bells, {
+      settle: () => {
+        this.settleFlushes();
+        this.microBatch?.settle();
+      },
+      failed: (e) =>
+        this.onFailure(
+          new MillraceError(ErrorCode.TASK_FAILED, `driver: ${(e as Error).message}`, { cause: e }),
+        ),
     });
     this.timers = createTimerQueue(clock);
     this.progress = new ProgressBuilder(config, this.feeds);
@@ -242,7 +249,7 @@ export class QueryRuntime implements MicroBatchHost {
     Atomics.store(this.control, STARTED_SLOT, 1);
     this.bells.ringAll();
     this.progress.start(this.startTime);
-    this.pumpDone = this.pump();
+    this.pump.start();
     try {
       seed(this.feeds);
     } catch (e) {
@@ -260,13 +267,6 @@ export class QueryRuntime implements MicroBatchHost {
   }
 
   // --- micro-batch host ---------------------------------------------------------------------------
-
-  batchDone(epoch: number): Promise<StateReport[]> {
-    return new Promise((resolve) => {
-      this.batchWaiters.push({ epoch, resolve });
-      this.bells.ringAlways(DRIVER_BELL);
-    });
-  }
 
   async batchProgress(batchId: number, startedAt: number, durationMs: number): Promise<void> {
     this.reportingBatch = { batchId, startedAt, durationMs };
@@ -289,21 +289,6 @@ export class QueryRuntime implements MicroBatchHost {
             cause: error,
           }),
     );
-  }
-
-  /** Resolves batch waiters whose epoch is committed and fully reported (see the pump). */
-  private settleBatches(): void {
-    if (this.batchWaiters.length === 0) return;
-    const keep: typeof this.batchWaiters = [];
-    for (const w of this.batchWaiters) {
-      const reports =
-        w.epoch <= this.results.lastCommittedEpoch
-          ? this.results.takeStateReports(w.epoch, this.statefulPartitions)
-          : null;
-      if (reports !== null) w.resolve(reports);
-      else keep.push(w);
-    }
-    this.batchWaiters = keep;
   }
 
   // --- commands ----------------------------------------------------------------------------------
@@ -446,41 +431,6 @@ export class QueryRuntime implements MicroBatchHost {
     return this.rounds.request(false);
   }
 
-  // --- the pump ----------------------------------------------------------------------------------
-
-  private async pump(): Promise<void> {
-    const { bells, results, feeds } = this;
-    while (!this.pumpStopped) {
-      let n: number;
-      try {
-        n = results.drain(PUMP_BUDGET);
-      } catch (e) {
-        this.onFailure(
-          new MillraceError(ErrorCode.TASK_FAILED, `driver: ${(e as Error).message}`, { cause: e }),
-        );
-        return;
-      }
-      feeds.flush();
-      if (n === PUMP_BUDGET) {
-        await new Promise((resolve) => setImmediate(resolve));
-        continue;
-      }
-      if (n > 0) continue;
-      // A pass found every result ring empty: anything a sink acknowledged before this pass, and
-      // everything that happened before that ack (dead letters on other hosts), has been read.
-      this.settleFlushes();
-      this.settleBatches();
-      const seq = bells.prepareToPark(DRIVER_BELL);
-      if (this.pumpStopped || results.hasFrames() || (feeds.blocked && feeds.flush())) {
-        bells.unpark(DRIVER_BELL);
-        continue;
-      }
-      const wait = bells.parkAsync(DRIVER_BELL, seq, Number.POSITIVE_INFINITY);
-      if (wait !== undefined) await wait;
-      bells.unpark(DRIVER_BELL);
-    }
-  }
-
   private settleFlushes(): void {
     if (this.flushWaiters.length === 0) return;
     const upTo = this.results.flushedUpTo();
@@ -498,12 +448,8 @@ export class QueryRuntime implements MicroBatchHost {
     this.shutDown = true;
     this.timers.dispose();
     this.unsubscribeClock?.();
-    this.pumpStopped = true;
-    this.bells.ringAlways(DRIVER_BELL);
-    await this.pumpDone;
     // What the sinks wrote last is read before the rings go away.
-    while (this.results.drain(PUMP_BUDGET) > 0) {}
-    this.settleFlushes();
+    await this.pump.stop();
     const pendingFlushes = this.flushWaiters;
     this.flushWaiters = [];
     for (const w of pendingFlushes) {

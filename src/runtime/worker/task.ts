@@ -6,13 +6,14 @@ import { buildChain, isStateful } from '../../operators/index.js';
 import { type EventTimeStats, WatermarkOperator } from '../../operators/watermark.js';
 import type { AnalyzedPlan, PlannedOperator } from '../../plan/analyze.js';
 import type { PhysicalPlan, StagePlan } from '../../plan/physical.js';
-import { FrameReader } from '../channel/frame-codec.js';
 import { FrameKind, frameKindName } from '../channel/frame-kind.js';
 import { TAG_KIND_MASK, tagArg } from '../channel/ring-layout.js';
 import { RingConsumer, RingProducer } from '../channel/spsc-ring.js';
-import type { DeadLetter, TaskCounters, TaskSpec } from '../messages.js';
+import type { TaskCounters, TaskSpec } from '../messages.js';
 import type { HostContext } from './host-context.js';
+import { type InputChannel, InputSet } from './input-set.js';
 import { RowMeta, readOriginArg } from './row-meta.js';
+import { deadLetterOf, lateRowOf, rowLocation } from './row-problems.js';
 import { ShuffleOutput } from './shuffle-output.js';
 import { createSinkRuntime } from './sink-factory.js';
 import { SinkOutput, type SinkTask } from './sink-output.js';
@@ -26,22 +27,6 @@ const STEP_BUDGET = 256;
 export class TaskFailure extends Error {
   constructor(readonly serialized: SerializedError) {
     super(serialized.message);
-  }
-}
-
-/** One input ring and where its stream stands. */
-class InputChannel {
-  readonly reader: FrameReader;
-  /** Its producer sent END_OF_STREAM. */
-  eos = false;
-  /** It delivered the barrier of the epoch being aligned; it is not read until the others do. */
-  aligned = false;
-  barrierEpoch = -1;
-  /** Highest processAllAvailable probe it delivered. */
-  flushId = 0;
-
-  constructor(ring: RingConsumer) {
-    this.reader = new FrameReader(ring);
   }
 }
 
@@ -71,7 +56,7 @@ export class Task implements OperatorContext, SinkTask {
   sourceOffset = 0;
   backpressureMs = 0;
 
-  private readonly inputs: InputChannel[];
+  private readonly inputs: InputSet;
   private readonly output: TaskOutput;
   private readonly head: RowSink;
   /** The stage's stateful operator, when it has one (it heads the chain). */
@@ -106,7 +91,7 @@ export class Task implements OperatorContext, SinkTask {
     this.stageId = spec.stage;
     this.partition = spec.partition;
     const stage: StagePlan = physical.stages[spec.stage]!;
-    this.inputs = spec.inputs.map((sab) => new InputChannel(new RingConsumer(sab, host.bells)));
+    this.inputs = new InputSet(spec.inputs.map((sab) => new RingConsumer(sab, host.bells)));
     const sink = plan.definition.sink;
     this.sinkName = sink.description;
     if (stage.output.kind === 'shuffle') {
@@ -160,7 +145,7 @@ export class Task implements OperatorContext, SinkTask {
       // Watermarks heard or made in this step travel on after the rows that came before them.
       this.forwardWatermarks();
       this.output.publish();
-      for (let i = 0; i < this.inputs.length; i++) this.inputs[i]!.reader.ring.flushRelease();
+      this.inputs.flushReleases();
     }
   }
 
@@ -176,8 +161,9 @@ export class Task implements OperatorContext, SinkTask {
     }
     let work = 0;
     let anyAligned = false;
-    for (let i = 0; i < this.inputs.length; i++) {
-      const input = this.inputs[i]!;
+    const channels = this.inputs.channels;
+    for (let i = 0; i < channels.length; i++) {
+      const input = channels[i]!;
       if (input.eos) continue;
       if (input.aligned) {
         anyAligned = true;
@@ -214,9 +200,7 @@ export class Task implements OperatorContext, SinkTask {
     if (this.output.blocked) return this.unblock();
     if (this.ending) return true;
     if (!this.host.microBatch && this.host.clock.now() >= this.watermarks.nextDeadline) return true;
-    for (const input of this.inputs) {
-      if (!input.eos && !input.aligned && input.reader.ring.hasFrame()) return true;
-    }
+    if (this.inputs.hasFrame()) return true;
     return (
       this.schedule !== null &&
       !this.host.microBatch &&
@@ -296,7 +280,7 @@ export class Task implements OperatorContext, SinkTask {
         return true;
       case FrameKind.END_OF_STREAM:
         input.eos = true;
-        if (this.inputs.every((i) => i.eos)) {
+        if (this.inputs.allEnded()) {
           this.ending = true;
           this.forwardMarker(FrameKind.END_OF_STREAM, 0);
         } else {
@@ -331,14 +315,9 @@ export class Task implements OperatorContext, SinkTask {
 
   /** Aligned barriers: forward once every live input delivered it, then read all inputs again. */
   private completeBarrier(): void {
-    let epoch = -1;
-    for (const i of this.inputs) {
-      if (i.eos) continue;
-      if (!i.aligned) return;
-      epoch = i.barrierEpoch;
-    }
+    const epoch = this.inputs.alignedEpoch();
     if (epoch < 0) return;
-    for (const i of this.inputs) i.aligned = false;
+    this.inputs.releaseAlignment();
     this.epoch = epoch + 1;
     if (this.host.microBatch && this.stateful !== null) this.finishBatch(epoch);
     this.forwardMarker(FrameKind.BARRIER, epoch);
@@ -363,8 +342,7 @@ export class Task implements OperatorContext, SinkTask {
   }
 
   private forwardFlush(): void {
-    let min = Number.POSITIVE_INFINITY;
-    for (const i of this.inputs) if (!i.eos && i.flushId < min) min = i.flushId;
+    const min = this.inputs.flushedUpTo();
     if (min !== Number.POSITIVE_INFINITY && min > this.forwardedFlush) {
       this.forwardedFlush = min;
       this.forwardMarker(FrameKind.FLUSH, min);
@@ -408,16 +386,7 @@ export class Task implements OperatorContext, SinkTask {
   // --- OperatorContext ---------------------------------------------------------------------
 
   badRecord(op: OperatorRef, row: unknown, error: unknown): void {
-    const location = {
-      operator: { id: op.id, kind: op.node.kind, ...(op.node.label ? { name: op.node.label } : {}) },
-      stage: this.stageId,
-      partition: this.partition,
-      sourceOffset: {
-        source: this.meta.sourceIndex,
-        partition: this.meta.sourcePartition,
-        offset: this.meta.origin,
-      },
-    };
+    const location = rowLocation(op, this.stageId, this.partition, this.meta);
     switch (this.host.onBadRecord) {
       case 'fail':
         throw new TaskFailure(serializeError(error, { ...location, userCode: true }));
@@ -426,13 +395,7 @@ export class Task implements OperatorContext, SinkTask {
         return;
       case 'deadLetter': {
         this.deadLettered++;
-        const e = serializeError(error);
-        const letter: DeadLetter = {
-          error: { name: e.name, message: e.message, ...(e.code ? { code: e.code } : {}) },
-          ...location,
-          row,
-          timestamp: this.host.clock.now(),
-        };
+        const letter = deadLetterOf(error, location, row, this.host.clock.now());
         try {
           this.host.result.writeValue(FrameKind.DEAD_LETTER, letter, this.index);
         } catch {
@@ -456,16 +419,10 @@ export class Task implements OperatorContext, SinkTask {
 
   lateRow(op: OperatorRef, row: unknown): void {
     if (this.host.onLateRow !== 'sideOutput') return;
-    const m = this.meta;
+    const location = rowLocation(op, this.stageId, this.partition, this.meta);
     this.host.result.writeValue(
       FrameKind.LATE_ROW,
-      {
-        row,
-        watermark: this.host.microBatch ? this.batchWatermark : this.watermarks.watermark,
-        operator: { id: op.id, kind: op.node.kind, ...(op.node.label ? { name: op.node.label } : {}) },
-        partition: this.partition,
-        sourceOffset: { source: m.sourceIndex, partition: m.sourcePartition, offset: m.origin },
-      },
+      lateRowOf(location, row, this.watermarks.watermark),
       this.index,
     );
   }
