@@ -1,0 +1,91 @@
+import { randomBytes } from 'node:crypto';
+import { open, readFile, rename, unlink } from 'node:fs/promises';
+import { basename, dirname, join } from 'node:path';
+import { crc32 } from 'node:zlib';
+import { ErrorCode, MillraceError } from '../errors.js';
+
+/**
+ * Durable, self-checking checkpoint files. Every file is written to a temporary name in the same
+ * directory, flushed (fsync), renamed into place and the directory flushed, so a crash leaves
+ * either the old file or the whole new one. Every file ends with a trailer holding the CRC-32 of
+ * what precedes it, so a torn or corrupted file is detected — and named — when read.
+ *
+ * ```
+ *  [payload bytes ...][\n#crc32:][8 hex digits][\n]
+ *                      └──────── TRAILER_BYTES = 17 ────────┘
+ * ```
+ */
+const TRAILER_PREFIX = Buffer.from('\n#crc32:');
+const TRAILER_BYTES = TRAILER_PREFIX.length + 8 + 1;
+
+/** The payload followed by its checksum trailer. */
+export function withChecksum(payload: Uint8Array): Buffer {
+  const hex = crc32(payload).toString(16).padStart(8, '0');
+  return Buffer.concat([payload, TRAILER_PREFIX, Buffer.from(`${hex}\n`)]);
+}
+
+/** The payload of a checked file; throws CHECKPOINT_CORRUPT naming `path` when it does not check. */
+export function verifyChecksum(bytes: Buffer, path: string): Buffer {
+  const corrupt = (why: string) =>
+    new MillraceError(ErrorCode.CHECKPOINT_CORRUPT, `checkpoint file ${path} is corrupt: ${why}`);
+  if (bytes.length < TRAILER_BYTES) throw corrupt(`it is truncated (${bytes.length} bytes)`);
+  const trailer = bytes.subarray(bytes.length - TRAILER_BYTES);
+  if (
+    !trailer.subarray(0, TRAILER_PREFIX.length).equals(TRAILER_PREFIX) ||
+    trailer[TRAILER_BYTES - 1] !== 0x0a
+  ) {
+    throw corrupt('its checksum trailer is missing (a torn write?)');
+  }
+  const expected = Number.parseInt(trailer.subarray(TRAILER_PREFIX.length, TRAILER_BYTES - 1).toString(), 16);
+  const payload = bytes.subarray(0, bytes.length - TRAILER_BYTES);
+  const actual = crc32(payload);
+  if (actual !== expected) {
+    throw corrupt(`its checksum is ${actual.toString(16)}, the file says ${expected.toString(16)}`);
+  }
+  return payload;
+}
+
+/** Writes `payload` (with its checksum) to `path` atomically and durably. */
+export async function writeFileAtomic(path: string, payload: Uint8Array): Promise<void> {
+  const dir = dirname(path);
+  const temp = join(dir, `.${basename(path)}.${randomBytes(6).toString('hex')}.tmp`);
+  const handle = await open(temp, 'w');
+  try {
+    await handle.writeFile(withChecksum(payload));
+    await handle.sync();
+  } catch (e) {
+    await handle.close().catch(() => {});
+    await unlink(temp).catch(() => {});
+    throw e;
+  }
+  await handle.close();
+  await rename(temp, path);
+  await syncDirectory(dir);
+}
+
+/** Flushes a directory's entries (the rename) to disk. */
+export async function syncDirectory(dir: string): Promise<void> {
+  const handle = await open(dir, 'r');
+  try {
+    await handle.sync();
+  } finally {
+    await handle.close();
+  }
+}
+
+/** Reads and verifies a checkpoint file. */
+export async function readChecked(path: string): Promise<Buffer> {
+  return verifyChecksum(await readFile(path), path);
+}
+
+/** Reads a checkpoint file if it exists (undefined otherwise). */
+export async function readCheckedIfExists(path: string): Promise<Buffer | undefined> {
+  let bytes: Buffer;
+  try {
+    bytes = await readFile(path);
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+    throw e;
+  }
+  return verifyChecksum(bytes, path);
+}
