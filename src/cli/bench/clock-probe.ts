@@ -1,4 +1,4 @@
-import { BroadcastChannel } from 'node:worker_threads';
+import { BroadcastChannel, threadId } from 'node:worker_threads';
 import { monoNow } from '../../runtime/time/precise-time.js';
 
 /**
@@ -32,25 +32,33 @@ export type ClockRole = 'source' | 'sink';
 export interface ClockReport {
   role: ClockRole;
   errorMs: number;
+  /** The reporting thread (`worker_threads.threadId`). */
+  thread: number;
 }
 
 /** Sends this thread's clock error to the benchmark runner (job side). */
 export function reportClockError(channel: string, role: ClockRole): void {
   const ch = new BroadcastChannel(channel);
-  ch.postMessage({ role, errorMs: monoClockError() } satisfies ClockReport);
+  ch.postMessage({ role, errorMs: monoClockError(), thread: threadId } satisfies ClockReport);
   ch.close();
 }
 
-/** Collects the clock errors of the source and sink threads (runner side). */
+/**
+ * Collects the clock errors of the source and sink threads (runner side): the last report of each
+ * role, and each reporting thread's error (a query with several source or sink threads).
+ */
 export function listenClockErrors(channel: string): {
   errors: Partial<Record<ClockRole, number>>;
+  threads: Map<number, number>;
   close(): void;
 } {
   const ch = new BroadcastChannel(channel);
   const errors: Partial<Record<ClockRole, number>> = {};
+  const threads = new Map<number, number>();
   ch.onmessage = (e) => {
     const r = (e as { data: ClockReport }).data;
     errors[r.role] = r.errorMs;
+    threads.set(r.thread, r.errorMs);
   };
-  return { errors, close: () => ch.close() };
+  return { errors, threads, close: () => ch.close() };
 }

@@ -37,24 +37,73 @@ const PROBE_OVERHEAD_MS = 1500;
 /** Probes run at one rate before it counts as not sustainable. */
 const PROBE_ATTEMPTS = 2;
 
-/** T1: the highest rate at which `system` is sustainable, within a time budget. */
-export async function searchMax(
+/** T1: the highest rate at which `system` of the stateless scenario is sustainable, within a time budget. */
+export function searchMax(
   system: SystemName,
   o: StatelessOptions,
   budgetMs: number,
   io: CliIO,
   signal: AbortSignal,
 ): Promise<FindMaxResult> {
-  const warmupMs = Math.min(o.warmupMs, PROBE_MAX_WARMUP_MS);
-  const durationMs = Math.min(o.durationMs, PROBE_MAX_DURATION_MS);
-  const search = new RateSearch(E1_RATE, { precision: 0.1, floor: 1000, ceiling: 20_000_000, step: 10_000 });
+  return searchMaxRate(
+    SYSTEM_LABEL[system],
+    async (rate, warmupMs, durationMs) =>
+      (
+        await measureOnce(system, io, {
+          rate,
+          warmupMs,
+          durationMs,
+          spinMicros: o.spinMicros,
+          fused: o.fused,
+          partitions: o.partitions,
+          signal,
+        })
+      ).run,
+    { warmupMs: o.warmupMs, durationMs: o.durationMs, budgetMs, start: E1_RATE },
+    io,
+  );
+}
+
+export interface SearchSettings {
+  /** The scenario's warm-up and window; probes use at most `maxWarmupMs` and `maxDurationMs` of them. */
+  warmupMs: number;
+  durationMs: number;
+  budgetMs: number;
+  /** The first rate tried. */
+  start: number;
+  /** Default 3 s: see PROBE_MAX_WARMUP_MS. */
+  maxWarmupMs?: number;
+  /** Default 2 s. */
+  maxDurationMs?: number;
+  /** Rates tried are multiples of this (default 10 000 rows/s). */
+  step?: number;
+}
+
+/**
+ * The highest rate at which a system is sustainable (T1, T2), within a time budget: `probe` runs
+ * one measured run at a rate, with a warm-up and a window (ms), and says whether it was sustainable.
+ */
+export async function searchMaxRate(
+  label: string,
+  probe: (rate: number, warmupMs: number, durationMs: number) => Promise<SystemRun>,
+  s: SearchSettings,
+  io: CliIO,
+): Promise<FindMaxResult> {
+  const warmupMs = Math.min(s.warmupMs, s.maxWarmupMs ?? PROBE_MAX_WARMUP_MS);
+  const durationMs = Math.min(s.durationMs, s.maxDurationMs ?? PROBE_MAX_DURATION_MS);
+  const search = new RateSearch(s.start, {
+    precision: 0.1,
+    floor: 1000,
+    ceiling: 20_000_000,
+    step: s.step ?? 10_000,
+  });
   const tried: FindMaxResult['tried'] = [];
   const started = performance.now();
   const probeMs = warmupMs + durationMs + PROBE_OVERHEAD_MS;
-  const timeLeft = () => performance.now() - started + probeMs <= budgetMs;
+  const timeLeft = () => performance.now() - started + probeMs <= s.budgetMs;
   for (let rate = search.next(); rate !== null; rate = search.next()) {
     if (!timeLeft()) {
-      io.err(`find-max: ${SYSTEM_LABEL[system]}: time budget spent\n`);
+      io.err(`find-max: ${label}: time budget spent\n`);
       break;
     }
     // A failed probe is tried once more: noise from the machine only ever makes a run worse, so
@@ -63,16 +112,8 @@ export async function searchMax(
     let run: SystemRun | undefined;
     do {
       attempts++;
-      io.err(`find-max: ${SYSTEM_LABEL[system]} at ${formatRate(rate)} rows/s (attempt ${attempts})\n`);
-      ({ run } = await measureOnce(system, io, {
-        rate,
-        warmupMs,
-        durationMs,
-        spinMicros: o.spinMicros,
-        fused: o.fused,
-        partitions: o.partitions,
-        signal,
-      }));
+      io.err(`find-max: ${label} at ${formatRate(rate)} rows/s (attempt ${attempts})\n`);
+      run = await probe(rate, warmupMs, durationMs);
     } while (!run.sustainable && attempts < PROBE_ATTEMPTS && timeLeft());
     search.record(rate, run.sustainable);
     tried.push({

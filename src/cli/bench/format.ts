@@ -22,6 +22,14 @@ export function formatRate(rowsPerSecond: number): string {
   return formatCount(rowsPerSecond);
 }
 
+/** A size in bytes, in binary units: `512 B`, `23.4 MiB`. */
+export function formatBytes(bytes: number): string {
+  if (bytes < 1024) return `${Math.round(bytes)} B`;
+  if (bytes < 2 ** 20) return `${(bytes / 1024).toFixed(1)} KiB`;
+  if (bytes < 2 ** 30) return `${(bytes / 2 ** 20).toFixed(1)} MiB`;
+  return `${(bytes / 2 ** 30).toFixed(2)} GiB`;
+}
+
 /** An integer with thin groups: `1 234 567`. */
 export function formatCount(n: number): string {
   return Math.round(n)

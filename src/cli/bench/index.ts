@@ -2,14 +2,18 @@ import type { CliIO } from '../io.js';
 import { ExitCode } from '../io.js';
 import { IDLE_USAGE, parseIdleArgs, runIdle } from './idle.js';
 import { UsageError } from './options.js';
-import { renderIdleReport, renderStatelessReport } from './report.js';
+import { renderIdleReport, renderStatelessReport, renderWindowedCountReport } from './report.js';
 import { parseStatelessArgs, runStateless, STATELESS_USAGE } from './stateless.js';
+import { parseWindowedCountArgs, runWindowedCount, WINDOWED_COUNT_USAGE } from './windowed-count.js';
 
 export const BENCH_USAGE = `millrace bench <scenario> [options]
 
 Scenarios:
   stateless   E1 latency at constant rates and T1 sustainable throughput (--find-max), beside a
               postMessage worker pipeline doing the same work
+  windowed-count
+              E2 latency and T2 sustainable throughput (--find-max) of a keyed 1-s tumbling count
+              with a shuffle, in update mode (Millrace only)
   idle        I1: CPU used by a query that receives no data
 
 millrace bench <scenario> --help shows the options of a scenario. Method and targets: docs/benchmarks.md.
@@ -27,6 +31,14 @@ const SCENARIOS: Record<string, Scenario> = {
       const options = parseStatelessArgs(args);
       const result = await runStateless(options, io, signal);
       io.out(options.json ? `${JSON.stringify(result, null, 2)}\n` : renderStatelessReport(result));
+    },
+  },
+  'windowed-count': {
+    usage: WINDOWED_COUNT_USAGE,
+    async run(args, io, signal) {
+      const options = parseWindowedCountArgs(args);
+      const result = await runWindowedCount(options, io, signal);
+      io.out(options.json ? `${JSON.stringify(result, null, 2)}\n` : renderWindowedCountReport(result));
     },
   },
   idle: {

@@ -1,6 +1,6 @@
 import type { Histogram } from 'hdr-histogram-js';
 import type { CliIO } from '../io.js';
-import { formatLatency, formatSkew } from './format.js';
+import { formatBytes, formatCount, formatLatency, formatSkew } from './format.js';
 import { BUSY_MACHINE_PERCENT, foreignCpuLoad } from './machine.js';
 import { runMillrace } from './millrace-run.js';
 import { runPostMessage } from './postmessage-run.js';
@@ -18,13 +18,18 @@ export interface Measured {
   histogram: Histogram;
 }
 
-/** One run, with a look at how busy the machine was just before it. */
-export async function measureOnce(system: SystemName, io: CliIO, settings: RunSettings): Promise<Measured> {
+/** One run of the stateless scenario, with a look at how busy the machine was just before it. */
+export function measureOnce(system: SystemName, io: CliIO, settings: RunSettings): Promise<Measured> {
+  return measureRun(io, () => RUNNERS[system](settings));
+}
+
+/** One run of any scenario, with a look at how busy the machine was just before it. */
+export async function measureRun(io: CliIO, runner: () => Promise<MeasuredRun>): Promise<Measured> {
   const foreignCpuPercent = Math.round(await foreignCpuLoad());
   if (foreignCpuPercent > BUSY_MACHINE_PERCENT) {
     io.err(`  warning: other processes use ${foreignCpuPercent} % of the CPUs; figures will be noisy\n`);
   }
-  const m = await RUNNERS[system](settings);
+  const m = await runner();
   const run: SystemRun = { ...m.run, foreignCpuPercent };
   io.err(`  ${describeRun(run)}\n`);
   return { run, histogram: m.histogram };
@@ -32,10 +37,19 @@ export async function measureOnce(system: SystemName, io: CliIO, settings: RunSe
 
 export function describeRun(r: SystemRun): string {
   const l = r.latency;
-  const skew = r.clockSkewMs === null ? '' : `  clock skew ${formatSkew(r.clockSkewMs)}`;
+  const skew =
+    r.clockSkewMs !== null
+      ? `  clock skew ${formatSkew(r.clockSkewMs)}`
+      : typeof r.clockSpreadMs === 'number'
+        ? `  clock spread ${Math.round(r.clockSpreadMs * 1000)} µs`
+        : '';
+  const state =
+    r.state === undefined
+      ? ''
+      : `  state ${formatCount(r.state.rows)} groups, ${formatBytes(r.state.memoryBytes)}`;
   const verdict = r.sustainable ? 'sustainable' : `NOT sustainable: ${r.reasons.join('; ')}`;
   return (
     `p50 ${formatLatency(l.p50)}  p99 ${formatLatency(l.p99)}  p99.9 ${formatLatency(l.p999)}  ` +
-    `max ${formatLatency(l.max)}  ${l.count} rows${skew}  ${verdict}`
+    `max ${formatLatency(l.max)}  ${l.count} rows${skew}${state}  ${verdict}`
   );
 }

@@ -6,43 +6,73 @@ import { startQuery } from '../../runtime/driver/start-query.js';
 import type { StreamingQuery } from '../../runtime/driver/streaming-query.js';
 import { listenClockErrors } from './clock-probe.js';
 import { judgeSustainable } from './sustainability.js';
-import type { MeasuredRun, RunSettings } from './types.js';
+import type { MeasuredRun, RunSettings, RunWindow, StateStats } from './types.js';
 
 const STATELESS_JOB = new URL('./stateless-job.js', import.meta.url);
 
 /**
- * One Millrace run of the stateless scenario: starts the query at a constant rate, lets it warm up,
- * then measures a window — e2e latency from the engine's own histograms (recorded at the sink in the
- * worker, from each row's scheduled time), backlog from the progress reports — and stops it.
+ * How a run turns the clock errors its job's threads report (clock-probe.ts) into figures:
+ * `source-sink`, one source thread and one sink thread, gives the sink's clock minus the source's
+ * (`clockSkewMs`); `threads`, sources and sinks on several threads, gives the spread of all their
+ * clocks (`clockSpreadMs`).
  */
-export async function runMillrace(settings: RunSettings): Promise<MeasuredRun> {
-  const { rate, signal } = settings;
-  signal.throwIfAborted();
-  const clockChannel = `millrace-bench-clock-${randomUUID()}`;
-  const params: Record<string, string | number> = { rowsPerSecond: rate, clockChannel };
+export type ClockFigures = 'source-sink' | 'threads';
+
+/** A benchmark job: its module, its parameters (the rate is added), and how its clocks are read. */
+export interface MillraceJob {
+  url: URL;
+  params: Record<string, string | number>;
+  clocks: ClockFigures;
+}
+
+/** One Millrace run of the stateless scenario. */
+export function runMillrace(settings: RunSettings): Promise<MeasuredRun> {
+  const params: Record<string, string | number> = {};
   if (settings.spinMicros !== undefined) params.spinMicros = settings.spinMicros;
   if (settings.fused) {
     params.fused = 'true';
     params.partitions = settings.partitions;
   }
+  return runMillraceJob({ url: STATELESS_JOB, params, clocks: 'source-sink' }, settings);
+}
+
+/**
+ * One Millrace run of a benchmark job: starts the query at a constant rate (parameter
+ * `rowsPerSecond`), lets it warm up, then measures a window — e2e latency from the engine's own
+ * histograms (recorded at the sink in the worker, from each row's scheduled time), backlog and
+ * state from the progress reports — and stops it. The job reports its threads' latency clocks on
+ * the BroadcastChannel named by its `clockChannel` parameter.
+ */
+export async function runMillraceJob(job: MillraceJob, window: RunWindow): Promise<MeasuredRun> {
+  window.signal.throwIfAborted();
+  const clockChannel = `millrace-bench-clock-${randomUUID()}`;
+  const params = { ...job.params, rowsPerSecond: window.rate, clockChannel };
   const clocks = listenClockErrors(clockChannel);
   try {
-    const q = await startQuery(STATELESS_JOB, { params });
+    const q = await startQuery(job.url, { params });
     let measured: MeasuredRun;
     try {
-      measured = await measure(q, settings);
+      measured = await measure(q, window);
     } finally {
       await q.stop();
     }
-    const { source, sink } = clocks.errors;
-    measured.run.clockSkewMs = source === undefined || sink === undefined ? null : sink - source;
+    if (job.clocks === 'source-sink') {
+      const { source, sink } = clocks.errors;
+      measured.run.clockSkewMs = source === undefined || sink === undefined ? null : sink - source;
+    } else {
+      const errors = [...clocks.threads.values()];
+      measured.run.clockSpreadMs = errors.length === 0 ? null : Math.max(...errors) - Math.min(...errors);
+    }
     return measured;
   } finally {
     clocks.close();
   }
 }
 
-async function measure(q: StreamingQuery, settings: RunSettings): Promise<MeasuredRun> {
+/** Sum of a progress offset map over its partitions. */
+const total = (offsets: Record<string, number>): number => Object.values(offsets).reduce((a, b) => a + b, 0);
+
+async function measure(q: StreamingQuery, settings: RunWindow): Promise<MeasuredRun> {
   const { rate, signal } = settings;
   // A query that fails during the run ends the wait at once, with its error.
   const failed = q.awaitTermination().then(() => {
@@ -51,17 +81,33 @@ async function measure(q: StreamingQuery, settings: RunSettings): Promise<Measur
   failed.catch(() => {});
   const wait = (ms: number) => Promise.race([sleep(ms, undefined, { signal }), failed]);
 
-  // Backlog = rows due at the source − rows emitted at the sink since the start. The filter keeps
-  // every generated row, so nothing else is missing. One sample per progress report.
-  let emitted = 0;
+  // Backlog = rows due at the source (all partitions) − rows accounted for since the start: emitted
+  // at the sink, or dropped behind the watermark by a stateful operator. The benchmark queries emit
+  // one row per input row otherwise (the stateless filter keeps every row; an update-mode count over
+  // tumbling windows emits each row's new count). One sample per progress report.
+  let accounted = 0;
   let measuring = false;
+  let droppedInWindow = 0;
   const samples: number[] = [];
+  let state: StateStats | undefined;
   const onProgress = (p: StreamingQueryProgress) => {
-    emitted += p.sink.numOutputRows;
+    const op = p.stateOperators[0];
+    accounted += p.sink.numOutputRows + (op?.numRowsDroppedByWatermark ?? 0);
     const source = p.sources[0];
     if (!measuring || source === undefined) return;
-    const due = source.latestOffset?.['0'] ?? source.endOffset['0'] ?? 0;
-    samples.push(Math.max(0, due - emitted));
+    const due = total(source.latestOffset ?? source.endOffset);
+    samples.push(Math.max(0, due - accounted));
+    if (op !== undefined) {
+      droppedInWindow += op.numRowsDroppedByWatermark;
+      state = {
+        rows: op.numRowsTotal,
+        maxRows: Math.max(state?.maxRows ?? 0, op.numRowsTotal),
+        memoryBytes: op.memoryUsedBytes,
+        maxMemoryBytes: Math.max(state?.maxMemoryBytes ?? 0, op.memoryUsedBytes),
+        droppedLate: droppedInWindow,
+        removed: (state?.removed ?? 0) + op.numRowsRemoved,
+      };
+    }
   };
   q.on('progress', onProgress);
   try {
@@ -81,7 +127,7 @@ async function measure(q: StreamingQuery, settings: RunSettings): Promise<Measur
       32,
       false,
     );
-    const growth = Math.max(0, (rate * windowMs) / 1000 - latency.count);
+    const growth = Math.max(0, (rate * windowMs) / 1000 - latency.count - droppedInWindow);
     const finalBacklog = samples.at(-1) ?? null;
     const verdict = judgeSustainable({
       rate,
@@ -105,6 +151,7 @@ async function measure(q: StreamingQuery, settings: RunSettings): Promise<Measur
           growth,
         },
         ...verdict,
+        ...(state === undefined ? {} : { state }),
       },
       histogram,
     };

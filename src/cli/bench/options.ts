@@ -1,3 +1,4 @@
+import { parseArgs } from 'node:util';
 import { MillraceError } from '../../errors.js';
 import { parseDuration } from '../../util/duration.js';
 
@@ -40,4 +41,79 @@ export function parseNonNegative(text: string, what: string): number {
     throw new UsageError(`${what}: expected a non-negative number, got '${text}'`);
   }
   return n;
+}
+
+/** Options every latency scenario takes (`--rate`, `--duration`, `--find-max`, `--out`…). */
+export interface CommonOptions {
+  rates: number[];
+  durationMs: number;
+  warmupMs: number;
+  runs: number;
+  findMax: boolean;
+  maxTimeMs: number;
+  spinMicros: number | undefined;
+  outDir: string;
+  json: boolean;
+}
+
+type OptionSpec = Record<string, { type: 'string' | 'boolean' }>;
+
+/**
+ * Parses a latency scenario's command line: the common options, plus the scenario's own `extra`
+ * ones, returned as raw values. Without `--rate`/`--rates` the rate is `defaults.rate`, or none
+ * when `--find-max` runs alone; the warm-up is `defaults.warmup` (3 s unless given).
+ */
+export function parseBenchArgs(
+  args: string[],
+  extra: OptionSpec,
+  defaults: { rate: number; warmup?: string },
+): { common: CommonOptions; values: Record<string, string | boolean | undefined> } {
+  let values: Record<string, string | boolean | undefined>;
+  try {
+    ({ values } = parseArgs({
+      args,
+      strict: true,
+      allowPositionals: false,
+      options: {
+        rate: { type: 'string' },
+        rates: { type: 'string' },
+        duration: { type: 'string' },
+        warmup: { type: 'string' },
+        runs: { type: 'string' },
+        'find-max': { type: 'boolean' },
+        'max-time': { type: 'string' },
+        'spin-micros': { type: 'string' },
+        out: { type: 'string' },
+        json: { type: 'boolean' },
+        ...extra,
+      },
+    }));
+  } catch (e) {
+    throw new UsageError((e as Error).message);
+  }
+  const text = (k: string) => values[k] as string | undefined;
+  const rateList = text('rates');
+  const rate = text('rate');
+  if (rate !== undefined && rateList !== undefined) throw new UsageError('give --rate or --rates, not both');
+  const findMax = values['find-max'] === true;
+  let rates: number[] = findMax ? [] : [defaults.rate];
+  if (rateList !== undefined) rates = rateList.split(',').map((r) => parseRate(r, '--rates'));
+  else if (rate !== undefined) rates = [parseRate(rate, '--rate')];
+  const durationMs = parseDurationOption(text('duration') ?? '10s', '--duration');
+  if (durationMs <= 0) throw new UsageError('--duration must be positive');
+  const spin = text('spin-micros');
+  return {
+    common: {
+      rates,
+      durationMs,
+      warmupMs: parseDurationOption(text('warmup') ?? defaults.warmup ?? '3s', '--warmup'),
+      runs: parsePositiveInt(text('runs') ?? '1', '--runs'),
+      findMax,
+      maxTimeMs: parseDurationOption(text('max-time') ?? '2min', '--max-time'),
+      spinMicros: spin === undefined ? undefined : parseNonNegative(spin, '--spin-micros'),
+      outDir: text('out') ?? 'bench-out',
+      json: values.json === true,
+    },
+    values,
+  };
 }

@@ -40,9 +40,47 @@ export const HIGH_VALUE_AMOUNT = 1000;
 export function payment(partition: number, offset: number, ts: number): Payment {
   // Multiplicative mixing keeps cards and merchants spread without a random number generator.
   const n = offset * 16 + partition;
+  return paymentRow(partition, offset, n, `card-${(n * 7919) % CARDS}`, ts);
+}
+
+/**
+ * Default number of distinct cards of {@link keyedPayment}. (The stateless scenario's
+ * {@link payment} steps through cards with a stride that, per partition, reaches only 6 250 of them.)
+ */
+export const DEFAULT_CARDS = 100_000;
+
+/**
+ * `generate` of a generator over `partitions` partitions whose payments are spread over `cards`
+ * distinct cards, as a keyed aggregation needs: row `offset` of `partition` is row
+ * `offset × partitions + partition` of the whole stream, and its card is a hash of that number
+ * modulo `cards`: cards come in no pattern (in a window of `cards` rows some come several times and
+ * ≈ 37 % not at all), and every card is drawn in the long run. A pure function of its arguments.
+ */
+export function keyedPayment(
+  cards: number,
+  partitions: number,
+): (partition: number, offset: number, ts: number) => Payment {
+  return (partition, offset, ts) => {
+    const n = offset * partitions + partition;
+    return paymentRow(partition, offset, n, `card-${mix32(n) % cards}`, ts);
+  };
+}
+
+/**
+ * A 32-bit integer hash (multiply–xorshift finaliser, as in MurmurHash3's `fmix32`) of the low and
+ * high halves of a row number, as a non-negative integer below 2³².
+ */
+export function mix32(n: number): number {
+  let h = (n | 0) ^ Math.imul(Math.floor(n / 0x1_0000_0000), 0x27d4eb2f);
+  h = Math.imul(h ^ (h >>> 16), 0x85ebca6b);
+  h = Math.imul(h ^ (h >>> 13), 0xc2b2ae35);
+  return (h ^ (h >>> 16)) >>> 0;
+}
+
+function paymentRow(partition: number, offset: number, n: number, cardId: string, ts: number): Payment {
   return {
     txId: `tx-${partition}-${offset}`,
-    cardId: `card-${(n * 7919) % CARDS}`,
+    cardId,
     merchant: `merchant-${(n * 31) % MERCHANTS}`,
     amount: (((n * 104_729) % AMOUNT_CENTS) + 1) / 100,
     currency: CURRENCIES[n % CURRENCIES.length]!,

@@ -1,11 +1,22 @@
 import { relative } from 'node:path';
 import { SKEW_WARNING_MS } from './aggregate.js';
-import { formatCount, formatLatency, formatRate, formatSkew, median, renderTable } from './format.js';
+import type { FindMaxResult } from './find-max.js';
+import {
+  formatBytes,
+  formatCount,
+  formatLatency,
+  formatRate,
+  formatSkew,
+  median,
+  renderTable,
+} from './format.js';
 import type { IdleResult } from './idle.js';
-import { BUSY_MACHINE_PERCENT, describeMachine } from './machine.js';
+import { BUSY_MACHINE_PERCENT, describeMachine, type MachineInfo } from './machine.js';
+import type { RateResult } from './scenario.js';
 import type { StatelessResult } from './stateless.js';
 import { formatValue, type TargetCheck } from './targets.js';
-import { SYSTEM_LABEL, SYSTEMS } from './types.js';
+import { type StateStats, SYSTEM_LABEL, SYSTEMS, type SystemName } from './types.js';
+import type { WindowedCountResult } from './windowed-count.js';
 
 /** A path relative to the working directory when it is below it. */
 function displayPath(path: string): string {
@@ -15,104 +26,207 @@ function displayPath(path: string): string {
 
 const seconds = (ms: number) => `${+(ms / 1000).toFixed(3)} s`;
 
-/** The tables `millrace bench stateless` prints. */
-export function renderStatelessReport(r: StatelessResult): string {
-  const s = r.settings;
-  let out = `millrace bench stateless: ${r.description}\n`;
-  out += `machine: ${describeMachine(r.machine)}\n`;
+/** The first lines of a latency scenario's report: what ran, where, and how it was measured. */
+function renderHeader(
+  scenario: string,
+  description: string,
+  machine: MachineInfo,
+  s: { warmupMs: number; durationMs: number; runs: number },
+): string {
+  let out = `millrace bench ${scenario}: ${description}\n`;
+  out += `machine: ${describeMachine(machine)}\n`;
   out +=
     `method: constant rate, e2e latency = emit − scheduled time (no coordinated omission); ` +
     `${seconds(s.warmupMs)} warm-up excluded, ${seconds(s.durationMs)} measured, ` +
-    `${s.runs} run${s.runs === 1 ? '' : 's'} per rate${s.runs > 1 ? ' (medians; p99 min–max)' : ''}\n\n`;
+    `${s.runs} run${s.runs === 1 ? '' : 's'} per rate${s.runs > 1 ? ' (medians; p99 min–max)' : ''}\n`;
+  return out;
+}
 
-  if (r.rates.length > 0) {
-    const headers = [
-      'rate/s',
-      'system',
-      'p50',
-      'p90',
-      'p99',
-      'p99.9',
-      'p99.99',
-      'max',
-      'rows',
-      'backlog',
-      'sustainable',
-    ];
-    if (s.runs > 1) headers.splice(5, 0, 'p99 min–max');
-    const rows: string[][] = [];
-    for (const rate of r.rates) {
-      for (const system of SYSTEMS) {
-        const a = rate.systems[system];
-        if (a === undefined) continue;
-        const m = a.median;
-        const row = [
-          formatRate(rate.rate),
-          SYSTEM_LABEL[system],
-          formatLatency(m.p50),
-          formatLatency(m.p90),
-          formatLatency(m.p99),
-          formatLatency(m.p999),
-          formatLatency(m.p9999),
-          formatLatency(m.max),
-          formatCount(m.count),
-          a.finalBacklog === null ? '–' : formatCount(a.finalBacklog),
-          a.sustainable ? 'yes' : 'no',
-        ];
-        if (s.runs > 1) row.splice(5, 0, `${formatLatency(a.min.p99)}–${formatLatency(a.max.p99)}`);
-        rows.push(row);
-      }
-    }
-    out += renderTable(
-      headers,
-      rows,
-      headers.map((_, i) => (i === 1 ? 'left' : 'right')),
-    );
-    out += renderSkew(r);
-    out += '\n';
-  }
-
-  if (r.findMax !== null) {
-    out += 'highest sustainable rate (backlog bounded, p99 < 10 ms)\n';
-    const rows: string[][] = [];
+/** Latency percentiles, backlog and verdict: one line per rate and system. */
+function renderLatencyTable(rates: readonly RateResult[], runs: number): string {
+  const headers = [
+    'rate/s',
+    'system',
+    'p50',
+    'p90',
+    'p99',
+    'p99.9',
+    'p99.99',
+    'max',
+    'rows',
+    'backlog',
+    'sustainable',
+  ];
+  if (runs > 1) headers.splice(5, 0, 'p99 min–max');
+  const rows: string[][] = [];
+  for (const rate of rates) {
     for (const system of SYSTEMS) {
-      const f = r.findMax[system];
-      if (f === undefined) continue;
-      const tried = f.tried
-        .map(
-          (t) =>
-            `${formatRate(t.rate)}${t.sustainable ? '✓' : '✗'}${t.attempts > 1 ? `(${t.attempts})` : ''}`,
-        )
-        .join(' ');
-      rows.push([
+      const a = rate.systems[system];
+      if (a === undefined) continue;
+      const m = a.median;
+      const row = [
+        formatRate(rate.rate),
         SYSTEM_LABEL[system],
-        f.best > 0 ? `${formatRate(f.best)} rows/s` : 'none',
-        f.worst === null ? '–' : `${formatRate(f.worst)} rows/s`,
-        tried,
-      ]);
+        formatLatency(m.p50),
+        formatLatency(m.p90),
+        formatLatency(m.p99),
+        formatLatency(m.p999),
+        formatLatency(m.p9999),
+        formatLatency(m.max),
+        formatCount(m.count),
+        a.finalBacklog === null ? '–' : formatCount(a.finalBacklog),
+        a.sustainable ? 'yes' : 'no',
+      ];
+      if (runs > 1) row.splice(5, 0, `${formatLatency(a.min.p99)}–${formatLatency(a.max.p99)}`);
+      rows.push(row);
     }
-    out += renderTable(['system', 'sustained', 'not sustained', 'probes'], rows, [
-      'left',
-      'right',
-      'right',
-      'left',
-    ]);
-    const m = r.findMax.millrace?.best;
-    const b = r.findMax.postmessage?.best;
-    if (m && b) out += `Millrace sustains ${(m / b).toFixed(2)} × the rate of the postMessage pipeline\n`;
-    const f = Object.values(r.findMax)[0];
-    if (f)
-      out += `(probes: ${seconds(f.warmupMs)} warm-up, ${seconds(f.durationMs)} measured; (2): passed or failed on a second try)\n`;
-    out += '\n';
   }
+  return renderTable(
+    headers,
+    rows,
+    headers.map((_, i) => (i === 1 ? 'left' : 'right')),
+  );
+}
 
-  const busy = maxForeignLoad(r);
+/** The --find-max block: highest rate sustained, lowest not, and every probe. */
+function renderFindMax(findMax: Partial<Record<SystemName, FindMaxResult>>): string {
+  let out = 'highest sustainable rate (backlog bounded, p99 < 10 ms)\n';
+  const rows: string[][] = [];
+  for (const system of SYSTEMS) {
+    const f = findMax[system];
+    if (f === undefined) continue;
+    const tried = f.tried
+      .map(
+        (t) => `${formatRate(t.rate)}${t.sustainable ? '✓' : '✗'}${t.attempts > 1 ? `(${t.attempts})` : ''}`,
+      )
+      .join(' ');
+    rows.push([
+      SYSTEM_LABEL[system],
+      f.best > 0 ? `${formatRate(f.best)} rows/s` : 'none',
+      f.worst === null ? '–' : `${formatRate(f.worst)} rows/s`,
+      tried,
+    ]);
+  }
+  out += renderTable(['system', 'sustained', 'not sustained', 'probes'], rows, [
+    'left',
+    'right',
+    'right',
+    'left',
+  ]);
+  const m = findMax.millrace?.best;
+  const b = findMax.postmessage?.best;
+  if (m && b) out += `Millrace sustains ${(m / b).toFixed(2)} × the rate of the postMessage pipeline\n`;
+  const f = Object.values(findMax)[0];
+  if (f)
+    out += `(probes: ${seconds(f.warmupMs)} warm-up, ${seconds(f.durationMs)} measured; (2): passed or failed on a second try)\n`;
+  return out;
+}
+
+/** The warning about other processes, the targets and the files: the end of every latency report. */
+function renderFooter(
+  rates: readonly RateResult[],
+  findMax: Partial<Record<SystemName, FindMaxResult>> | null,
+  targets: readonly TargetCheck[],
+  files: readonly string[],
+  noTargets: string,
+): string {
+  let out = '';
+  const busy = maxForeignLoad(rates, findMax);
   if (busy > BUSY_MACHINE_PERCENT) {
     out += `warning: other processes used up to ${busy} % of the CPUs before some runs; the figures are noisy\n\n`;
   }
-  out += renderTargets(r.targets);
-  if (r.files.length > 0) {
-    out += `files:\n${r.files.map((f) => `  ${displayPath(f)}\n`).join('')}`;
+  out += renderTargets(targets, noTargets);
+  if (files.length > 0) {
+    out += `files:\n${files.map((f) => `  ${displayPath(f)}\n`).join('')}`;
+  }
+  return out;
+}
+
+/** The tables `millrace bench stateless` prints. */
+export function renderStatelessReport(r: StatelessResult): string {
+  let out = `${renderHeader('stateless', r.description, r.machine, r.settings)}\n`;
+  if (r.rates.length > 0) out += `${renderLatencyTable(r.rates, r.settings.runs)}${renderSkew(r)}\n`;
+  if (r.findMax !== null) out += `${renderFindMax(r.findMax)}\n`;
+  return (
+    out +
+    renderFooter(r.rates, r.findMax, r.targets, r.files, 'E1 is defined at 100 k rows/s, T1 needs --find-max')
+  );
+}
+
+/** The tables `millrace bench windowed-count` prints. */
+export function renderWindowedCountReport(r: WindowedCountResult): string {
+  let out = renderHeader('windowed-count', r.description, r.machine, r.settings);
+  out += `baseline: ${r.baseline}\n\n`;
+  if (r.rates.length > 0) {
+    out += renderLatencyTable(r.rates, r.settings.runs);
+    out += `\nstate of the aggregation at the end of the window (${formatCount(r.settings.keys)} cards${
+      r.settings.runs > 1 ? '; medians of the runs' : ''
+    })\n`;
+    const rows = r.rates.map((rate) => {
+      const runs = rate.systems.millrace?.runs ?? [];
+      const states = runs.map((run) => run.state).filter((st): st is StateStats => st !== undefined);
+      const med = (f: (st: StateStats) => number) => (states.length > 0 ? median(states.map(f)) : null);
+      const cell = (v: number | null, f: (v: number) => string) => (v === null ? '–' : f(v));
+      return [
+        formatRate(rate.rate),
+        cell(
+          med((st) => st.rows),
+          formatCount,
+        ),
+        cell(
+          med((st) => st.maxRows),
+          formatCount,
+        ),
+        cell(
+          med((st) => st.memoryBytes),
+          formatBytes,
+        ),
+        cell(
+          med((st) => st.removed),
+          formatCount,
+        ),
+        cell(
+          med((st) => st.droppedLate),
+          formatCount,
+        ),
+      ];
+    });
+    out += renderTable(
+      [
+        'rate/s',
+        'groups held',
+        'most held',
+        'state memory (estimate)',
+        'groups evicted',
+        'late rows dropped',
+      ],
+      rows,
+      ['right', 'right', 'right', 'right', 'right', 'right'],
+    );
+    out += renderClockSpread(r.rates);
+    out += '\n';
+  }
+  if (r.findMax !== null) out += `${renderFindMax(r.findMax)}\n`;
+  return (
+    out +
+    renderFooter(r.rates, r.findMax, r.targets, r.files, 'E2 is defined at 100 k rows/s, T2 needs --find-max')
+  );
+}
+
+/** How far apart the latency clocks of the query's threads were (see clock-probe.ts). */
+function renderClockSpread(rates: readonly RateResult[]): string {
+  let out = '';
+  for (const rate of rates) {
+    const spreads = (rate.systems.millrace?.runs ?? [])
+      .map((run) => run.clockSpreadMs)
+      .filter((v): v is number => typeof v === 'number');
+    if (spreads.length === 0) continue;
+    const worst = Math.max(...spreads);
+    out += `Millrace at ${formatRate(rate.rate)}: latency clocks of the worker threads within ${Math.round(worst * 1000)} µs of each other`;
+    if (worst > SKEW_WARNING_MS) {
+      out += ' (warning: an e2e figure of a row that changed threads can be off by that much)';
+    }
+    out += '\n';
   }
   return out;
 }
@@ -142,22 +256,23 @@ function renderSkew(r: StatelessResult): string {
   return out;
 }
 
-function maxForeignLoad(r: StatelessResult): number {
+function maxForeignLoad(
+  rates: readonly RateResult[],
+  findMax: Partial<Record<SystemName, FindMaxResult>> | null,
+): number {
   let max = 0;
-  for (const rate of r.rates) {
+  for (const rate of rates) {
     for (const a of Object.values(rate.systems))
       for (const run of a.runs) max = Math.max(max, run.foreignCpuPercent);
   }
-  for (const f of Object.values(r.findMax ?? {}))
+  for (const f of Object.values(findMax ?? {}))
     for (const t of f.tried) max = Math.max(max, t.foreignCpuPercent);
   return max;
 }
 
 /** The targets block: measured, target, ratio, PASS/MISS. */
-export function renderTargets(targets: readonly TargetCheck[]): string {
-  if (targets.length === 0) {
-    return 'targets: none evaluated here (E1 is defined at 100 k rows/s, T1 needs --find-max)\n';
-  }
+export function renderTargets(targets: readonly TargetCheck[], noTargets?: string): string {
+  if (targets.length === 0) return `targets: none evaluated here${noTargets ? ` (${noTargets})` : ''}\n`;
   const rows = targets.map((t) => [
     t.id,
     t.what,

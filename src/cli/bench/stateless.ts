@@ -1,15 +1,11 @@
-import { mkdir, writeFile } from 'node:fs/promises';
-import { join, resolve } from 'node:path';
-import { parseArgs } from 'node:util';
-import * as hdr from 'hdr-histogram-js';
 import type { CliIO } from '../io.js';
-import { aggregate, SKEW_WARNING_MS, type SystemAggregate } from './aggregate.js';
+import { SKEW_WARNING_MS } from './aggregate.js';
 import { type FindMaxResult, searchMax } from './find-max.js';
 import { formatLatency, formatRate, formatSkew } from './format.js';
-import { percentileCurve, renderLatencyPlot } from './latency-plot.js';
-import { describeMachine, type MachineInfo, machineInfo } from './machine.js';
-import { type Measured, measureOnce } from './measure.js';
-import { parseDurationOption, parseNonNegative, parsePositiveInt, parseRate, UsageError } from './options.js';
+import { type MachineInfo, machineInfo } from './machine.js';
+import { measureOnce } from './measure.js';
+import { parseBenchArgs, parsePositiveInt, UsageError } from './options.js';
+import { measureRates, plotSubtitle, type RateResult, writeResult } from './scenario.js';
 import {
   check,
   E1_P50_MS,
@@ -20,10 +16,11 @@ import {
   T1_ROWS_PER_SECOND,
   type TargetCheck,
 } from './targets.js';
-import { SYSTEM_LABEL, SYSTEMS, type SystemName } from './types.js';
+import { SYSTEMS, type SystemName } from './types.js';
 
 export type { SystemAggregate } from './aggregate.js';
 export type { FindMaxResult } from './find-max.js';
+export type { RateResult } from './scenario.js';
 
 export const STATELESS_DESCRIPTION =
   'generator (1 partition) → hash shuffle by card (1 thread hop) → filter → map → blackhole foreach sink, 2 workers';
@@ -67,11 +64,6 @@ export interface StatelessOptions {
   json: boolean;
 }
 
-export interface RateResult {
-  rate: number;
-  systems: Partial<Record<SystemName, SystemAggregate>>;
-}
-
 export interface StatelessResult {
   scenario: 'stateless';
   description: string;
@@ -84,60 +76,28 @@ export interface StatelessResult {
 }
 
 export function parseStatelessArgs(args: string[]): StatelessOptions {
-  let values: Record<string, string | boolean | undefined>;
-  try {
-    ({ values } = parseArgs({
-      args,
-      strict: true,
-      allowPositionals: false,
-      options: {
-        rate: { type: 'string' },
-        rates: { type: 'string' },
-        duration: { type: 'string' },
-        warmup: { type: 'string' },
-        runs: { type: 'string' },
-        'find-max': { type: 'boolean' },
-        'max-time': { type: 'string' },
-        only: { type: 'string' },
-        'spin-micros': { type: 'string' },
-        fused: { type: 'boolean' },
-        partitions: { type: 'string' },
-        out: { type: 'string' },
-        json: { type: 'boolean' },
-      },
-    }));
-  } catch (e) {
-    throw new UsageError((e as Error).message);
-  }
-  const text = (k: string) => values[k] as string | undefined;
-  const rateList = text('rates');
-  const rate = text('rate');
-  if (rate !== undefined && rateList !== undefined) throw new UsageError('give --rate or --rates, not both');
-  const findMax = values['find-max'] === true;
-  // Without a rate, --find-max runs alone; otherwise E1's rate.
-  let rates: number[] = findMax ? [] : [E1_RATE];
-  if (rateList !== undefined) rates = rateList.split(',').map((r) => parseRate(r, '--rates'));
-  else if (rate !== undefined) rates = [parseRate(rate, '--rate')];
-  const only = text('only');
+  const { common, values } = parseBenchArgs(
+    args,
+    { only: { type: 'string' }, fused: { type: 'boolean' }, partitions: { type: 'string' } },
+    { rate: E1_RATE },
+  );
+  const only = values.only as string | undefined;
   if (only !== undefined && !(SYSTEMS as readonly string[]).includes(only)) {
     throw new UsageError(`--only: expected ${SYSTEMS.join(' or ')}, got '${only}'`);
   }
-  const durationMs = parseDurationOption(text('duration') ?? '10s', '--duration');
-  if (durationMs <= 0) throw new UsageError('--duration must be positive');
   return {
-    rates,
-    durationMs,
-    warmupMs: parseDurationOption(text('warmup') ?? '3s', '--warmup'),
-    runs: parsePositiveInt(text('runs') ?? '1', '--runs'),
-    findMax,
-    maxTimeMs: parseDurationOption(text('max-time') ?? '2min', '--max-time'),
+    rates: common.rates,
+    durationMs: common.durationMs,
+    warmupMs: common.warmupMs,
+    runs: common.runs,
+    findMax: common.findMax,
+    maxTimeMs: common.maxTimeMs,
     systems: only === undefined ? [...SYSTEMS] : [only as SystemName],
-    spinMicros:
-      text('spin-micros') === undefined ? undefined : parseNonNegative(text('spin-micros')!, '--spin-micros'),
+    spinMicros: common.spinMicros,
     fused: values.fused === true,
-    partitions: parsePositiveInt(text('partitions') ?? '2', '--partitions'),
-    outDir: text('out') ?? 'bench-out',
-    json: values.json === true,
+    partitions: parsePositiveInt((values.partitions as string | undefined) ?? '2', '--partitions'),
+    outDir: common.outDir,
+    json: common.json,
   };
 }
 
@@ -151,19 +111,16 @@ export async function runStateless(
   io: CliIO,
   signal: AbortSignal,
 ): Promise<StatelessResult> {
-  const files: string[] = [];
-  const outDir = resolve(o.outDir);
-  await mkdir(outDir, { recursive: true });
-  const rates: RateResult[] = [];
-  for (const rate of o.rates) {
-    const measured: Record<SystemName, Measured[]> = { millrace: [], postmessage: [] };
-    for (let r = 0; r < o.runs; r++) {
-      const order = r % 2 === 0 ? o.systems : [...o.systems].reverse();
-      for (const system of order) {
-        io.err(
-          `stateless: ${SYSTEM_LABEL[system]} at ${formatRate(rate)} rows/s, run ${r + 1} of ${o.runs}\n`,
-        );
-        const m = await measureOnce(system, io, {
+  const machine = machineInfo();
+  const { rates, files } = await measureRates(
+    {
+      scenario: 'stateless',
+      rates: o.rates,
+      runs: o.runs,
+      systems: o.systems,
+      outDir: o.outDir,
+      measure: (system, rate) =>
+        measureOnce(system, io, {
           rate,
           warmupMs: o.warmupMs,
           durationMs: o.durationMs,
@@ -171,21 +128,12 @@ export async function runStateless(
           fused: o.fused,
           partitions: o.partitions,
           signal,
-        });
-        measured[system].push(m);
-        const file = join(outDir, `stateless-${rate}-${system}-run${r + 1}.hgrm`);
-        // Recorded in µs; the file is in ms, as HdrHistogram's plotters expect.
-        await writeFile(file, m.histogram.outputPercentileDistribution(5, 1000));
-        files.push(file);
-      }
-    }
-    const systems: Partial<Record<SystemName, SystemAggregate>> = {};
-    for (const system of o.systems) systems[system] = aggregate(measured[system].map((m) => m.run));
-    rates.push({ rate, systems });
-    const plot = join(outDir, `stateless-${rate}.svg`);
-    await writeFile(plot, plotRate(rate, o, measured));
-    files.push(plot);
-  }
+        }),
+      plotTitle: (rate) => `Stateless, 1 thread hop, ${formatRate(rate)} rows/s: e2e latency by percentile`,
+      plotSubtitle: plotSubtitle(o.runs, o.durationMs, o.warmupMs, machine),
+    },
+    io,
+  );
 
   let findMax: Partial<Record<SystemName, FindMaxResult>> | null = null;
   if (o.findMax) {
@@ -194,53 +142,31 @@ export async function runStateless(
     for (const system of o.systems) findMax[system] = await searchMax(system, o, share, io, signal);
   }
 
-  const result: StatelessResult = {
-    scenario: 'stateless',
-    description: o.fused ? fusedDescription(o.partitions) : STATELESS_DESCRIPTION,
-    machine: machineInfo(),
-    settings: {
-      rates: o.rates,
-      durationMs: o.durationMs,
-      warmupMs: o.warmupMs,
-      runs: o.runs,
-      findMax: o.findMax,
-      maxTimeMs: o.maxTimeMs,
-      systems: o.systems,
-      spinMicros: o.spinMicros,
-      fused: o.fused,
-      partitions: o.partitions,
-    },
-    rates,
-    findMax,
-    targets: [...e1Checks(rates), ...t1Checks(findMax)],
-    files,
-  };
-  const json = join(outDir, 'stateless.json');
-  await writeFile(json, `${JSON.stringify({ ...result, files: [...files, json] }, null, 2)}\n`);
-  files.push(json);
-  io.err(`stateless: done on ${describeMachine(result.machine)}\n`);
-  return result;
-}
-
-function plotRate(rate: number, o: StatelessOptions, measured: Record<SystemName, Measured[]>): string {
-  const colors: Record<SystemName, string> = { millrace: '#1f6fd1', postmessage: '#d1491f' };
-  const series = o.systems.map((system) => {
-    const runs = measured[system];
-    // All runs at this rate merged into one distribution (a fresh histogram: it resizes to fit).
-    const merged = hdr.build({ lowestDiscernibleValue: 1, numberOfSignificantValueDigits: 3 });
-    for (const m of runs) merged.add(m.histogram);
-    const p99 = formatLatency(merged.getValueAtPercentile(99) / 1000);
-    return {
-      name: `${SYSTEM_LABEL[system]} (p99 ${p99})`,
-      color: colors[system],
-      points: percentileCurve(merged),
-    };
-  });
-  const seconds = o.durationMs / 1000;
-  return renderLatencyPlot(
-    `Stateless, 1 thread hop, ${formatRate(rate)} rows/s: e2e latency by percentile`,
-    `${o.runs} × ${seconds} s measured after ${o.warmupMs / 1000} s warm-up; ${describeMachine(machineInfo())}`,
-    series,
+  return writeResult(
+    'stateless',
+    o.outDir,
+    {
+      scenario: 'stateless',
+      description: o.fused ? fusedDescription(o.partitions) : STATELESS_DESCRIPTION,
+      machine,
+      settings: {
+        rates: o.rates,
+        durationMs: o.durationMs,
+        warmupMs: o.warmupMs,
+        runs: o.runs,
+        findMax: o.findMax,
+        maxTimeMs: o.maxTimeMs,
+        systems: o.systems,
+        spinMicros: o.spinMicros,
+        fused: o.fused,
+        partitions: o.partitions,
+      },
+      rates,
+      findMax,
+      targets: [...e1Checks(rates), ...t1Checks(findMax)],
+      files,
+    } satisfies StatelessResult,
+    io,
   );
 }
 

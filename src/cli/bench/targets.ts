@@ -2,7 +2,7 @@ import { formatLatency, formatRate } from './format.js';
 
 /** One figure checked against its target of BENCH.md. */
 export interface TargetCheck {
-  id: 'E1' | 'T1' | 'I1';
+  id: 'E1' | 'E2' | 'T1' | 'T2' | 'I1';
   what: string;
   measured: number;
   unit: 'ms' | 'rows/s' | '%' | '×';
@@ -35,6 +35,12 @@ export const E1_P999_MS = 2;
 /** Millrace's p99 at most this fraction of the postMessage pipeline's. */
 export const E1_VS_BASELINE = 0.5;
 export const T1_ROWS_PER_SECOND = 1_000_000;
+/** E2 (keyed 1-s tumbling count, update mode) is defined at this rate. */
+export const E2_RATE = 100_000;
+export const E2_P99_MS = 1;
+export const E2_P999_MS = 5;
+/** Keyed window count sustainable throughput. */
+export const T2_ROWS_PER_SECOND = 300_000;
 export const I1_CPU_PERCENT = 2;
 
 export function formatValue(value: number, unit: TargetCheck['unit']): string {

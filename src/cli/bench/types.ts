@@ -10,14 +10,19 @@ export const SYSTEM_LABEL: Record<SystemName, string> = {
   postmessage: 'postMessage',
 };
 
-/** How one system is driven for one measured run. */
-export interface RunSettings {
+/** The load and the timing of one measured run, whatever the scenario. */
+export interface RunWindow {
   /** Rows per second, constant. */
   rate: number;
   /** Run time before the measured window (JIT warm-up, worker start); not measured. */
   warmupMs: number;
   /** Length of the measured window. */
   durationMs: number;
+  signal: AbortSignal;
+}
+
+/** How one system of the stateless scenario is driven for one measured run. */
+export interface RunSettings extends RunWindow {
   /** Millrace's `spinMicros` (undefined: the engine's default). */
   spinMicros: number | undefined;
   /**
@@ -26,7 +31,6 @@ export interface RunSettings {
    */
   fused: boolean;
   partitions: number;
-  signal: AbortSignal;
 }
 
 /** Rows due but not yet emitted at the sink, sampled about once a second in the window. */
@@ -37,6 +41,24 @@ export interface BacklogStats {
   samples: number[];
   /** Rows due in the window minus rows emitted in it: how much the backlog grew. */
   growth: number;
+}
+
+/**
+ * State of a query's stateful operator over the measured window, from its progress reports
+ * (`stateOperators[0]`, summed over partitions by the engine).
+ */
+export interface StateStats {
+  /** Groups held at the last report of the window (`numRowsTotal`). */
+  rows: number;
+  /** Most groups held at any report of the window. */
+  maxRows: number;
+  /** The engine's estimate of the state's memory at the last report (`memoryUsedBytes`). */
+  memoryBytes: number;
+  maxMemoryBytes: number;
+  /** Rows dropped behind the watermark in the window (`numRowsDroppedByWatermark`). */
+  droppedLate: number;
+  /** Groups evicted in the window (`numRowsRemoved`). */
+  removed: number;
 }
 
 /** One measured run of one system at one rate (JSON-friendly). */
@@ -61,6 +83,13 @@ export interface SystemRun {
   clockSkewMs: number | null;
   /** CPU used by other processes just before the run, in % of all CPUs (see foreignCpuLoad). */
   foreignCpuPercent: number;
+  /** The stateful operator's state, for a query that has one. */
+  state?: StateStats;
+  /**
+   * For a query whose sources and sinks run on several threads: the largest difference between the
+   * latency clocks of the threads that reported (ms), the bound on how far any e2e figure is off.
+   */
+  clockSpreadMs?: number | null;
 }
 
 /** A run and its e2e histogram (µs), kept in memory for files and plots. */
