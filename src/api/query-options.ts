@@ -38,6 +38,8 @@ export interface QueryOptions {
   readonly onLateRow: LateRowPolicy;
   /** How several watermarked inputs combine: the minimum (default) or the maximum. */
   readonly multipleWatermarkPolicy: 'min' | 'max';
+  /** Epochs of offset and commit logs a checkpoint keeps (Spark's `minBatchesToRetain`). Default 100. */
+  readonly minBatchesToRetain: number;
 }
 
 export const DEFAULT_QUERY_OPTIONS: QueryOptions = Object.freeze({
@@ -49,6 +51,7 @@ export const DEFAULT_QUERY_OPTIONS: QueryOptions = Object.freeze({
   spinMicros: 50,
   onLateRow: 'drop',
   multipleWatermarkPolicy: 'min',
+  minBatchesToRetain: 100,
 });
 
 /** What users may pass: durations as strings, everything optional. */
@@ -61,6 +64,7 @@ export interface QueryOptionsInput {
   spinMicros?: number;
   onLateRow?: LateRowPolicy;
   multipleWatermarkPolicy?: 'min' | 'max';
+  minBatchesToRetain?: number;
 }
 
 const POLICIES: readonly BadRecordPolicy[] = ['fail', 'skip', 'deadLetter'];
@@ -80,6 +84,7 @@ export function resolveQueryOptions(base: QueryOptions, input: QueryOptionsInput
         break;
       case 'workers':
       case 'shufflePartitions':
+      case 'minBatchesToRetain':
         if (!Number.isInteger(value) || (value as number) < 1) {
           throw invalidArgument(`${key} must be a positive integer, got ${JSON.stringify(value)}`);
         }
@@ -126,7 +131,7 @@ export function resolveQueryOptions(base: QueryOptions, input: QueryOptionsInput
       default:
         throw invalidArgument(
           `unknown query option '${key}' (known: onBadRecord, onLateRow, multipleWatermarkPolicy, workers, ` +
-            'shufflePartitions, ringCapacityBytes, progressInterval, spinMicros)',
+            'shufflePartitions, ringCapacityBytes, progressInterval, spinMicros, minBatchesToRetain)',
         );
     }
   }

@@ -10,7 +10,10 @@ export type SourceOffsets = Record<string, number>;
 export interface OffsetEntry {
   /** `v1`: one line per source in plan order. `v2`: sources keyed by name (named sources). */
   readonly format: 'v1' | 'v2';
-  readonly metadata: { readonly batchWatermarkMs: number; readonly batchTimestampMs: number };
+  readonly metadata: {
+    readonly batchWatermarkMs: number;
+    readonly batchTimestampMs: number;
+  };
   /** v1: by source position. v2: by source name. */
   readonly sources: readonly { readonly key: string; readonly offsets: SourceOffsets }[];
 }
@@ -18,6 +21,8 @@ export interface OffsetEntry {
 /** A commit log entry: the epoch is done. */
 export interface CommitEntry {
   readonly nextBatchWatermarkMs: number;
+  /** Each watermark input's value at the end of the epoch (null: none yet); restored on restart. */
+  readonly watermarks?: readonly (number | null)[];
 }
 
 function corrupt(path: string, why: string): MillraceError {

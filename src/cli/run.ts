@@ -9,10 +9,12 @@ import { type CliIO, ExitCode } from './io.js';
 import { parseParams } from './params.js';
 import { StatusLine } from './status-line.js';
 
-export const RUN_USAGE = `Usage: millrace run <job> [--param k=v]... [--progress json|pretty] [--duration d]
+export const RUN_USAGE = `Usage: millrace run <job> [--param k=v]... [--checkpoint dir] [--progress json|pretty] [--duration d]
 
   <job>             a job module (.js or .ts) whose default export is defineJob(...)
   --param, -p k=v   a job parameter (repeatable)
+  --checkpoint dir  where the query keeps its checkpoint (overrides the job's); an existing
+                    checkpoint is resumed
   --progress mode   'pretty': a live status line; 'json': one progress object a line
                     (default: pretty on a terminal, json otherwise)
   --duration d      stop after d (e.g. 30s, 5 minutes); default: until Ctrl-C
@@ -20,7 +22,7 @@ export const RUN_USAGE = `Usage: millrace run <job> [--param k=v]... [--progress
 
 /** `millrace run <job>`: runs a job until it is interrupted, its duration ends, or it fails. */
 export async function runCommand(args: string[], io: CliIO): Promise<number> {
-  let values: { param?: string[]; progress?: string; duration?: string };
+  let values: { param?: string[]; progress?: string; duration?: string; checkpoint?: string };
   let positionals: string[];
   try {
     ({ values, positionals } = parseArgs({
@@ -30,6 +32,7 @@ export async function runCommand(args: string[], io: CliIO): Promise<number> {
         param: { type: 'string', short: 'p', multiple: true },
         progress: { type: 'string' },
         duration: { type: 'string' },
+        checkpoint: { type: 'string' },
       },
     }));
   } catch (e) {
@@ -57,10 +60,14 @@ export async function runCommand(args: string[], io: CliIO): Promise<number> {
   const status = new StatusLine(io, mode === 'pretty' && io.isTTY);
   let q: StreamingQuery;
   try {
-    q = await startQuery(positionals[0]!, { params, console: (line, stream) => status.print(line, stream) });
+    q = await startQuery(positionals[0]!, {
+      params,
+      checkpointLocation: values.checkpoint,
+      console: (line, stream) => status.print(line, stream),
+    });
   } catch (e) {
     io.err(`millrace run: ${describe(e)}\n`);
-    return ExitCode.USAGE;
+    return startFailureCode(e);
   }
   return superviseQuery(q, io, {
     durationMs,
@@ -71,6 +78,14 @@ export async function runCommand(args: string[], io: CliIO): Promise<number> {
     status,
     summary: mode === 'pretty',
   });
+}
+
+/** A checkpoint that is busy or damaged is a failure to run, not a usage error (exit 1). */
+function startFailureCode(e: unknown): number {
+  const code = e instanceof MillraceError ? e.code : '';
+  return code === 'CHECKPOINT_IN_USE' || code === 'CHECKPOINT_CORRUPT'
+    ? ExitCode.QUERY_FAILED
+    : ExitCode.USAGE;
 }
 
 export interface SuperviseOptions {

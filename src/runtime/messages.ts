@@ -20,6 +20,8 @@ export interface TaskSpec {
   readonly inputs: readonly SharedArrayBuffer[];
   /** Rings this task writes after a shuffle: one per partition of the next stage. */
   readonly outputs: readonly SharedArrayBuffer[];
+  /** A source task: the offset its partition resumes at (0 on a fresh start). */
+  readonly startOffset?: number;
 }
 
 export interface HostSpec {
@@ -42,6 +44,10 @@ export interface HostSpec {
   readonly port: MessagePort;
   /** Micro-batch execution: sources read up to the driver's BATCH markers, stateful tasks emit at batch ends. */
   readonly microBatch: boolean;
+  /** Each watermark input's value to start from (a resumed run; −Infinity otherwise). */
+  readonly watermarks: readonly number[];
+  /** Each generated source's schedule origin from an earlier run (null: the query's start). */
+  readonly scheduleStarts: readonly (number | null)[];
   readonly onBadRecord: BadRecordPolicy;
   readonly onLateRow: LateRowPolicy;
   readonly multipleWatermarkPolicy: 'min' | 'max';

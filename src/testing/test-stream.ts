@@ -1,4 +1,7 @@
 import { AssertionError, deepStrictEqual } from 'node:assert';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { type StartOptions, startQuery } from '../runtime/driver/start-query.js';
 import type { StreamingQuery } from '../runtime/driver/streaming-query.js';
 import type { JobLocation } from '../runtime/job-loader.js';
@@ -24,6 +27,11 @@ type Action =
  * check the answer, move the manual clock, stop, start again, expect a failure. The query starts
  * before the first action (on a manual clock unless options say otherwise) and is always stopped
  * at the end. A failed step throws an AssertionError naming the step.
+ *
+ * Runs share a checkpoint (`options.checkpointLocation`, else a temporary directory removed at
+ * the end), and a new `start()` continues the stopped run: memory sources keep their rows, the
+ * memory sink keeps its committed output, and a manual clock goes on from where it stood — so
+ * `checkAnswer` after a restart sees the whole output, and exactly-once shows as no row twice.
  *
  * @example
  * await testStream(new URL('./jobs/alerts.js', import.meta.url))
@@ -96,13 +104,24 @@ export class TestStream {
 
   /** Runs the actions in order. */
   async run(): Promise<void> {
-    const options: StartOptions = { clock: 'manual', ...this.options };
-    let q: StreamingQuery | undefined = await startQuery(this.job, options);
+    const temporary =
+      this.options.checkpointLocation === undefined
+        ? await mkdtemp(join(tmpdir(), 'millrace-test-stream-'))
+        : null;
+    const options: StartOptions = {
+      clock: 'manual',
+      ...this.options,
+      checkpointLocation: this.options.checkpointLocation ?? temporary!,
+    };
+    let q: StreamingQuery | undefined;
     try {
+      q = await startQuery(this.job, options);
+      this.last = q;
       for (const [i, action] of this.actions.entries()) {
         const step = `step ${i + 1} (${action.kind})`;
         try {
           q = await this.perform(action, q, options);
+          if (q) this.last = q;
         } catch (e) {
           if (e instanceof AssertionError) e.message = `${step}: ${e.message}`;
           else if (e instanceof Error) e.message = `${step}: ${e.message}`;
@@ -111,7 +130,18 @@ export class TestStream {
       }
     } finally {
       await q?.stop().catch(() => {});
+      if (temporary !== null) await rm(temporary, { recursive: true, force: true });
     }
+  }
+
+  /** The latest run (stopped or not): a new start continues it. */
+  private last: StreamingQuery | undefined;
+
+  private restart(options: StartOptions): Promise<StreamingQuery> {
+    const previous = this.last;
+    const clockStart =
+      options.clock === 'manual' && previous !== undefined ? previous.clock.now() : options.clockStart;
+    return startQuery(this.job, { ...options, initialData: undefined, clockStart, continueFrom: previous });
   }
 
   private async perform(
@@ -150,7 +180,7 @@ export class TestStream {
         return undefined;
       case 'start':
         if (q) throw new AssertionError({ message: 'the query is running: add stop() first' });
-        return startQuery(this.job, options);
+        return this.restart(options);
       case 'expectFailure': {
         const query = active();
         const error = await query.processAllAvailable().then(

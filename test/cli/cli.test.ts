@@ -1,8 +1,13 @@
 import assert from 'node:assert/strict';
+import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
+import { EpochLogs } from '../../src/checkpoint/epoch-logs.js';
+import { CheckpointLayout } from '../../src/checkpoint/layout.js';
 import { main } from '../../src/cli/main.js';
-import type { StreamingQueryProgress } from '../../src/index.js';
+import { type StreamingQueryProgress, startQuery } from '../../src/index.js';
 import { fakeIO } from './fake-io.js';
 
 const fixture = (name: string) => fileURLToPath(new URL(`../fixtures/jobs/${name}`, import.meta.url));
@@ -69,6 +74,42 @@ describe('millrace run', () => {
     }
     t.interrupt();
     assert.equal(await running, 0);
+  });
+
+  it('keeps a checkpoint with --checkpoint, goes on from it in the next run, and refuses a busy one', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'millrace-cli-ckpt-'));
+    try {
+      const args = [
+        'run',
+        fixture('rate.js'),
+        '-p',
+        'rowsPerSecond=200',
+        '--checkpoint',
+        dir,
+        '--duration',
+        '600ms',
+      ];
+      for (const run of [1, 2]) {
+        const t = fakeIO();
+        assert.equal(await main(args, t.io), 0, t.stderr());
+        assert.equal(readdirSync(join(dir, 'commits')).length, run, `run ${run} committed its epoch`);
+      }
+      const logs = new EpochLogs(new CheckpointLayout(dir));
+      const [first, second] = [(await logs.readOffsets(0))!, (await logs.readOffsets(1))!];
+      const total = (e: typeof first) => Object.values(e.sources[0]!.offsets).reduce((a, b) => a + b, 0);
+      assert.ok(total(second) > total(first), 'the second run read on from where the first stopped');
+
+      const holder = await startQuery(fixture('rate.js'), { checkpointLocation: dir, clock: 'manual' });
+      try {
+        const t = fakeIO();
+        assert.equal(await main(args, t.io), 1);
+        assert.match(t.stderr(), /\[CHECKPOINT_IN_USE\]/);
+      } finally {
+        await holder.stop();
+      }
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 
   it('exits 1 with the error when the query fails', async () => {

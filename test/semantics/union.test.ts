@@ -46,8 +46,10 @@ describe('union', () => {
   it('follows the faster input under the max policy', async () => {
     const q = await startQuery(job, { params: { case: 'windowed', policy: 'max' } });
     try {
-      q.source<Ev>('right').addData([ev('r', 2)]);
+      // One at a time: under the max policy, l@1 would be late if right's 2 s watermark came first.
       q.source<Ev>('left').addData([ev('l', 1)]);
+      await q.processAllAvailable();
+      q.source<Ev>('right').addData([ev('r', 2)]);
       await q.processAllAvailable();
       q.source<Ev>('left').addData([ev('l', 25)]); // right is still at 2 s: the max is 25 s
       await q.processAllAvailable();

@@ -24,8 +24,13 @@ export const FrameKind = {
    * `endOffset` (a generator makes the rows), then treats the frame as `BARRIER(epoch)`.
    */
   BATCH: 8,
-  /** A stateful task's account of a finished micro-batch, task → driver: `[msgpack StateReport]`. */
+  /** A stateful task's account of a finished epoch, task → driver: `[msgpack StateReport]`. */
   STATE_REPORT: 9,
+  /**
+   * Where a source partition stood at an epoch's end, task → driver: `[epoch f64][offset f64]`;
+   * arg = source index << 16 | partition.
+   */
+  SOURCE_OFFSET: 10,
 } as const;
 
 export type FrameKind = (typeof FrameKind)[keyof typeof FrameKind];

@@ -68,6 +68,16 @@ export class Feeds {
     return this.writers.some((w) => w.blocked);
   }
 
+  /** A resumed run: memory sources send their rows from the committed offsets on. */
+  resumeAt(startOffsets: readonly (readonly number[])[]): void {
+    for (const s of this.sources) s?.memory?.resumeAt(startOffsets[s.index] ?? []);
+  }
+
+  /** Real-time mode: sends what memory sources hold (their rows at start). */
+  feedMemory(): void {
+    for (const m of this.memory.values()) m.feedAll();
+  }
+
   memorySource(name: string): MemorySourceFeed | undefined {
     return this.memory.get(name);
   }
@@ -102,14 +112,7 @@ export class MemorySourceFeed {
    * micro-batch mode the next batch takes them. Returns the new end offset.
    */
   addData(rows: Iterable<unknown>, partition = 0): number {
-    if (!Number.isInteger(partition) || partition < 0 || partition >= this.logs.length) {
-      throw invalidArgument(
-        `addData: source '${this.spec.name}' has ${this.logs.length} partition(s); partition ${partition} does not exist`,
-      );
-    }
-    if (rows == null || typeof (rows as Iterable<unknown>)[Symbol.iterator] !== 'function') {
-      throw invalidArgument(`addData: rows must be an array (or iterable) of rows`);
-    }
+    this.checkArgs(rows, partition);
     const log = this.logs[partition]!;
     const now = this.precise.now();
     for (const row of rows) {
@@ -119,6 +122,17 @@ export class MemorySourceFeed {
     if (!this.microBatch) this.feed(partition, log.length);
     this.onData?.();
     return log.length;
+  }
+
+  private checkArgs(rows: Iterable<unknown>, partition: number): void {
+    if (!Number.isInteger(partition) || partition < 0 || partition >= this.logs.length) {
+      throw invalidArgument(
+        `addData: source '${this.spec.name}' has ${this.logs.length} partition(s); partition ${partition} does not exist`,
+      );
+    }
+    if (rows == null || typeof (rows as Iterable<unknown>)[Symbol.iterator] !== 'function') {
+      throw invalidArgument(`addData: rows must be an array (or iterable) of rows`);
+    }
   }
 
   /** Sends rows `[fed, end)` of a partition to its task. */
@@ -144,6 +158,45 @@ export class MemorySourceFeed {
     }
     if (end > this.fed[partition]!) this.fed[partition] = end;
     writer.publish();
+  }
+
+  /**
+   * Appends rows to a partition's log without sending them (rows a query starts with). Before
+   * {@link resumeAt}, they are the log from offset 0.
+   */
+  preload(rows: Iterable<unknown>, partition = 0): void {
+    this.checkArgs(rows, partition);
+    const now = this.precise.now();
+    for (const row of rows) {
+      this.logs[partition]!.push(row);
+      this.addedAt[partition]!.push(now);
+    }
+  }
+
+  /**
+   * A resumed run: rows before these offsets were processed by an earlier run and are not sent
+   * again. Where the log holds fewer rows than that (an earlier run's rows were not handed to
+   * this one), the rows added next take the offsets after the committed ones.
+   */
+  resumeAt(offsets: readonly number[]): void {
+    for (let p = 0; p < this.fed.length; p++) {
+      const at = offsets[p] ?? 0;
+      if (this.logs[p]!.length < at) {
+        this.logs[p]!.length = at;
+        this.addedAt[p]!.length = at;
+      }
+      this.fed[p] = Math.max(this.fed[p]!, at);
+    }
+  }
+
+  /** Real-time mode: sends every row of the log not sent yet. */
+  feedAll(): void {
+    for (let p = 0; p < this.logs.length; p++) this.feed(p, this.logs[p]!.length);
+  }
+
+  /** Every partition's log so far (a resumed run can be handed them; rows before a resume point may be holes). */
+  snapshot(): unknown[][] {
+    return this.logs.map((l) => Array.from(l));
   }
 
   /** Rows added so far, per partition. */

@@ -1,10 +1,11 @@
 import type { MicroBatchTrigger } from '../../api/trigger.js';
+import type { CheckpointManager, RecoveryPoint } from '../../checkpoint/manager.js';
 import { GeneratorSchedule } from '../../connectors/generator/reader.js';
 import { FrameKind } from '../channel/frame-kind.js';
 import type { Clock } from '../time/clock.js';
 import type { TimerQueue } from '../time/timer-queue.js';
+import type { EpochCoordinator } from './epoch-coordinator.js';
 import type { Feeds, SourceFeeds } from './feeds.js';
-import type { Results } from './results.js';
 
 /** What a stateful task tells the driver at the end of a batch. */
 export interface StateReport {
@@ -12,6 +13,8 @@ export interface StateReport {
   readonly partition: number;
   /** The watermark the next batch will use (−Infinity: none yet). */
   readonly watermark: number;
+  /** What the task had heard of each watermark input (−Infinity: nothing). */
+  readonly inputs: readonly number[];
   /** The earliest watermark at which the task's state would emit or evict (Infinity: never). */
   readonly nextDue: number;
 }
@@ -19,13 +22,13 @@ export interface StateReport {
 /** What the micro-batch executor needs from the runtime that hosts it. */
 export interface MicroBatchHost {
   readonly feeds: Feeds;
-  readonly results: Results;
+  readonly coordinator: EpochCoordinator;
+  readonly checkpoint: CheckpointManager | null;
+  readonly recovery: RecoveryPoint | null;
   readonly clock: Clock;
   readonly timers: TimerQueue;
-  /** The query's clock started here (generated sources' schedules begin at it). */
-  readonly startTime: number;
-  /** Stateful tasks that report at the end of each batch. */
-  readonly statefulPartitions: number;
+  /** Where each source's generated schedule begins (the query's start, or the first run's). */
+  scheduleStart(sourceIndex: number): number;
   /** Emits the progress of a finished batch. */
   batchProgress(batchId: number, startedAt: number, durationMs: number): Promise<void>;
   /** Ends the query gracefully (availableNow / once are done). */
@@ -54,7 +57,8 @@ export class MicroBatchExecution {
   private stopped = false;
   private tickPending = false;
   private cancelWake: (() => void) | undefined;
-  private batchWaiters: { epoch: number; resolve: (r: StateReport[]) => void }[] = [];
+  /** A batch the last run planned but did not commit: it runs first, as it was. */
+  private redo: RecoveryPoint['redo'];
 
   constructor(
     private readonly host: MicroBatchHost,
@@ -62,10 +66,14 @@ export class MicroBatchExecution {
     private readonly watermarked: boolean,
   ) {
     const sources = host.feeds.sources;
-    this.committed = sources.map((s) => s.writers.map(() => 0));
-    this.schedules = sources.map((s) =>
-      s.spec.kind === 'memory' ? null : new GeneratorSchedule(s.spec, host.startTime),
+    const resume = host.recovery;
+    this.committed = sources.map((s, i) => s.writers.map((_, p) => resume?.startOffsets[i]?.[p] ?? 0));
+    this.schedules = sources.map((s, i) =>
+      s.spec.kind === 'memory' ? null : new GeneratorSchedule(s.spec, host.scheduleStart(i)),
     );
+    this.batchId = resume?.nextEpoch ?? 0;
+    this.redo = resume?.redo ?? null;
+    if (resume !== null && resume.committedEpoch >= 0) this.watermark = resume.nextBatchWatermarkMs;
   }
 
   /** Starts the trigger. */
@@ -73,7 +81,7 @@ export class MicroBatchExecution {
     switch (this.trigger.kind) {
       case 'processingTime':
         for (const s of this.host.feeds.sources) if (s.memory) s.memory.onData = () => this.onNewData();
-        if (this.trigger.intervalMs > 0) this.every(this.host.startTime + this.trigger.intervalMs);
+        if (this.trigger.intervalMs > 0) this.every(this.host.clock.now() + this.trigger.intervalMs);
         else this.tick();
         return;
       case 'availableNow':
@@ -93,25 +101,6 @@ export class MicroBatchExecution {
   stop(): void {
     this.stopped = true;
     this.cancelWake?.();
-  }
-
-  /** Resolves when batch `epoch` is committed by every sink partition and every stateful task reported. */
-  private batchDone(epoch: number): Promise<StateReport[]> {
-    return new Promise((resolve) => this.batchWaiters.push({ epoch, resolve }));
-  }
-
-  /** Called by the driver's pump after a pass that read everything (see Pump): settles batch waiters. */
-  settle(): void {
-    if (this.batchWaiters.length === 0) return;
-    const { results, statefulPartitions } = this.host;
-    const keep: typeof this.batchWaiters = [];
-    for (const w of this.batchWaiters) {
-      const reports =
-        w.epoch <= results.lastCommittedEpoch ? results.takeStateReports(w.epoch, statefulPartitions) : null;
-      if (reports !== null) w.resolve(reports);
-      else keep.push(w);
-    }
-    this.batchWaiters = keep;
   }
 
   private every(at: number): void {
@@ -178,7 +167,9 @@ export class MicroBatchExecution {
   private async runBatch(limit: boolean, target: number[][]): Promise<boolean> {
     while (this.running !== null) await this.running;
     if (this.stopped) return false;
-    const ends = this.plan(limit, target);
+    const redo = this.redo;
+    this.redo = null;
+    const ends = redo !== null ? redo.ends.map((e) => [...e]) : this.plan(limit, target);
     const hasData = ends.some((e, s) => e.some((end, p) => end > this.committed[s]![p]!));
     const owed = this.watermarked && this.watermark >= this.nextDue;
     if (!hasData && !owed) return false;
@@ -196,6 +187,11 @@ export class MicroBatchExecution {
     const startedAt = this.host.clock.now();
     const t0 = performance.now();
     try {
+      // Offsets are durable before the batch runs: a restart redoes exactly this batch.
+      await this.host.checkpoint?.writeOffsets(epoch, ends, {
+        batchWatermarkMs: this.watermark,
+        batchTimestampMs: startedAt,
+      });
       for (const [s, source] of this.host.feeds.sources.entries()) {
         for (let p = 0; p < source.writers.length; p++) {
           source.memory?.feed(p, ends[s]![p]!);
@@ -206,7 +202,7 @@ export class MicroBatchExecution {
       this.host.fail(e);
       return false;
     }
-    const reports = await this.batchDone(epoch);
+    const reports = await this.host.coordinator.whenCommitted(epoch);
     for (const [s, e] of ends.entries()) this.committed[s] = [...e];
     this.batchId++;
     if (reports.length > 0) {

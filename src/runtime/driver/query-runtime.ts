@@ -4,6 +4,7 @@ import { MessageChannel, type MessagePort } from 'node:worker_threads';
 import { Piscina } from 'piscina';
 import type { QueryOptions } from '../../api/query-options.js';
 import { isMicroBatch } from '../../api/trigger.js';
+import type { CheckpointManager, RecoveryPoint } from '../../checkpoint/manager.js';
 import { deserializeError, ErrorCode, MillraceError } from '../../errors.js';
 import { LatencyAggregator } from '../../metrics/latency.js';
 import type { StreamingQueryProgress } from '../../metrics/progress.js';
@@ -23,6 +24,7 @@ import type { DeadLetter, HostMessage, HostSpec, LateRow, TaskCounters } from '.
 import type { Clock, ClockSpec, ManualClock } from '../time/clock.js';
 import { PreciseTime } from '../time/precise-time.js';
 import { createTimerQueue, type TimerQueue } from '../time/timer-queue.js';
+import { EpochCoordinator } from './epoch-coordinator.js';
 import { Feeds } from './feeds.js';
 import { MicroBatchExecution, type MicroBatchHost } from './micro-batch.js';
 import { ProgressBuilder } from './progress-builder.js';
@@ -45,6 +47,9 @@ export interface RuntimeListener {
 }
 
 export interface RuntimeConfig {
+  /** The checkpoint the query writes, and where this run resumes from (both null: none). */
+  readonly checkpoint: CheckpointManager | null;
+  readonly recovery: RecoveryPoint | null;
   readonly queryId: string;
   readonly runId: string;
   readonly name: string | null;
@@ -95,7 +100,9 @@ export class QueryRuntime implements MicroBatchHost {
   private readonly hostSpecs: Omit<HostSpec, 'port'>[];
   readonly timers: TimerQueue;
   readonly clock: Clock;
-  readonly statefulPartitions: number;
+  readonly coordinator: EpochCoordinator;
+  readonly checkpoint: CheckpointManager | null;
+  readonly recovery: RecoveryPoint | null;
   private microBatch: MicroBatchExecution | null = null;
   /** Micro-batch mode: the batch the next progress object reports. */
   private reportingBatch: { batchId: number; startedAt: number; durationMs: number } | null = null;
@@ -129,19 +136,51 @@ export class QueryRuntime implements MicroBatchHost {
     const stateful = physical.stages.find(
       (s) => s.chain[0] !== undefined && STATEFUL_KINDS.includes(s.chain[0].node.kind),
     );
-    this.statefulPartitions = stateful?.partitions ?? 0;
+    this.checkpoint = config.checkpoint;
+    this.recovery = config.recovery;
+    const resumedAfter = config.recovery?.committedEpoch ?? -1;
+    this.nextEpoch = resumedAfter + 1;
     this.feeds = new Feeds(physical, wiring, this.bells, this.precise, microBatch);
+    this.coordinator = new EpochCoordinator(
+      {
+        sourcePartitions: config.plan.sources.map((s) => s.spec.partitions),
+        statefulPartitions: stateful?.partitions ?? 0,
+        watermarkInputs: config.plan.watermarks.length,
+        checkpoint: config.checkpoint,
+        offsetsAtCommit: !microBatch,
+        committedEpoch: resumedAfter,
+        retention: options.minBatchesToRetain,
+      },
+      {
+        committed: (epoch) => {
+          this.results.memorySink?.commitEpoch(epoch);
+          listener.epochCommitted(epoch);
+        },
+        failed: (e) => this.fail(e),
+        now: () => clock.now(),
+      },
+    );
     const { sink, outputMode } = config.plan.definition;
-    this.results = new Results(sink, outputMode, physical, wiring, this.bells, {
-      deadLetter: (d) => listener.deadLetter(d),
-      lateRow: (r) => listener.lateRow(r),
-      epochCommitted: (e) => listener.epochCommitted(e),
-      consoleLine: (line, stream) => listener.consoleLine(line, stream),
-    });
+    this.results = new Results(
+      sink,
+      outputMode,
+      physical,
+      wiring,
+      this.bells,
+      {
+        deadLetter: (d) => listener.deadLetter(d),
+        lateRow: (r) => listener.lateRow(r),
+        epochAcked: (e) => this.coordinator.acked(e),
+        sourceOffset: (e, s, p, o) => this.coordinator.sourceOffset(e, s, p, o),
+        stateReport: (r) => this.coordinator.stateReport(r),
+        consoleLine: (line, stream) => listener.consoleLine(line, stream),
+      },
+      resumedAfter,
+    );
     this.pump = new Pump(this.results, this.feeds, this.bells, {
       settle: () => {
         this.settleFlushes();
-        this.microBatch?.settle();
+        this.coordinator.check();
       },
       failed: (e) =>
         this.onFailure(
@@ -164,7 +203,7 @@ export class QueryRuntime implements MicroBatchHost {
             counters: this.counters,
             latency: this.latency.takeInterval(),
             reportLatencyMs: performance.now() - requestedAt,
-            epoch: batch?.batchId ?? this.results.lastCommittedEpoch + 1,
+            epoch: batch?.batchId ?? this.coordinator.lastCommittedEpoch + 1,
             durationMs: batch?.durationMs,
           }),
         );
@@ -188,9 +227,14 @@ export class QueryRuntime implements MicroBatchHost {
       bells: this.bells.sab,
       control: this.control.buffer as SharedArrayBuffer,
       clock: clockSpec,
-      tasks: h.tasks,
+      tasks: h.tasks.map((t) => ({
+        ...t,
+        startOffset: config.recovery?.startOffsets[this.sourceOfStage(t.stage)]?.[t.partition] ?? 0,
+      })),
       resultRing: h.resultRing,
       microBatch,
+      watermarks: config.recovery?.watermarks ?? config.plan.watermarks.map(() => Number.NEGATIVE_INFINITY),
+      scheduleStarts: config.recovery?.scheduleStarts ?? config.plan.sources.map(() => null),
       onBadRecord: options.onBadRecord,
       onLateRow: options.onLateRow,
       multipleWatermarkPolicy: options.multipleWatermarkPolicy,
@@ -208,12 +252,33 @@ export class QueryRuntime implements MicroBatchHost {
     });
   }
 
+  /** The source index a source stage reads (−1 for other stages). */
+  private sourceOfStage(stage: number): number {
+    const input = this.config.physical.stages[stage]?.inputs[0];
+    return input?.kind === 'source' ? input.source.index : -1;
+  }
+
+  /** Where generated source `i` schedules from: the first run's start, else this run's. */
+  scheduleStart(sourceIndex: number): number {
+    return this.recovery?.scheduleStarts[sourceIndex] ?? this.startTime;
+  }
+
   get hostCount(): number {
     return this.hostSpecs.length;
   }
 
-  /** Starts every host and resolves once all of them have built the plan and are running. */
+  /**
+   * Starts every host and resolves once all of them have built the plan and are running.
+   * `seed` puts the rows memory sources start with into their logs, before any thread starts.
+   */
   async launch(startTimeoutMs: number, seed: (feeds: Feeds) => void = () => {}): Promise<void> {
+    try {
+      seed(this.feeds);
+    } catch (e) {
+      await this.shutdown();
+      throw e;
+    }
+    if (this.recovery) this.feeds.resumeAt(this.recovery.startOffsets);
     const ready = new Promise<void>((resolve, reject) => {
       this.readyWaiter = { resolve, reject };
     });
@@ -251,18 +316,33 @@ export class QueryRuntime implements MicroBatchHost {
     this.progress.start(this.startTime);
     this.pump.start();
     try {
-      seed(this.feeds);
+      await this.recordScheduleStarts();
     } catch (e) {
       await this.abort();
       throw e;
     }
     const { trigger, plan } = { trigger: this.config.plan.definition.trigger, plan: this.config.plan };
     if (trigger.kind === 'realTime') {
+      this.feeds.feedMemory();
       this.scheduleProgress(this.startTime + this.config.options.progressIntervalMs);
       this.scheduleEpoch(this.startTime + trigger.checkpointIntervalMs, trigger.checkpointIntervalMs);
     } else {
       this.microBatch = new MicroBatchExecution(this, trigger, plan.watermarks.length > 0);
       this.microBatch.start();
+    }
+  }
+
+  /**
+   * A first run remembers when each generated source's schedule began, so that a restart
+   * generates the same rows at the same offsets.
+   */
+  private async recordScheduleStarts(): Promise<void> {
+    const ckpt = this.checkpoint;
+    if (ckpt === null) return;
+    for (const s of this.config.plan.sources) {
+      if (s.spec.kind !== 'memory' && this.recovery?.scheduleStarts[s.index] == null) {
+        await ckpt.recordScheduleStart(s.index, this.startTime);
+      }
     }
   }
 
@@ -305,6 +385,11 @@ export class QueryRuntime implements MicroBatchHost {
   /** Graceful stop: end-of-stream from every source, wait for every task to finish. */
   async stop(timeoutMs: number): Promise<void> {
     this.microBatch?.stop();
+    // With a checkpoint, a real-time run ends with an epoch of its own: what it processed is
+    // committed, and a restart does not redo it.
+    if (this.checkpoint !== null && this.microBatch === null) {
+      this.feeds.broadcast(FrameKind.BARRIER, this.nextEpoch++);
+    }
     this.feeds.broadcast(FrameKind.END_OF_STREAM, 0);
     let timer: NodeJS.Timeout | undefined;
     const timedOut = await Promise.race([
@@ -450,6 +535,9 @@ export class QueryRuntime implements MicroBatchHost {
     this.unsubscribeClock?.();
     // What the sinks wrote last is read before the rings go away.
     await this.pump.stop();
+    // Epochs complete by now are committed; then the checkpoint is free for the next run.
+    await this.coordinator.flushed();
+    await this.checkpoint?.close();
     const pendingFlushes = this.flushWaiters;
     this.flushWaiters = [];
     for (const w of pendingFlushes) {

@@ -18,7 +18,11 @@ export interface ResultEvents {
   deadLetter(letter: DeadLetter): void;
   lateRow(row: LateRow): void;
   /** Every sink partition passed the barrier of `epoch`. */
-  epochCommitted(epoch: number): void;
+  epochAcked(epoch: number): void;
+  /** A source partition reached the end of `epoch` at `offset`. */
+  sourceOffset(epoch: number, source: number, partition: number, offset: number): void;
+  /** A stateful task's account of the end of an epoch. */
+  stateReport(report: StateReport): void;
   /** A line for the console sink. */
   consoleLine(line: string, stream: 'stdout' | 'stderr'): void;
 }
@@ -32,15 +36,13 @@ export class Results {
   readonly deadLetters: DeadLetter[] = [];
   /** Late rows sent to the late-row output (the newest {@link DEAD_LETTER_RETENTION}). */
   readonly lateRows: LateRow[] = [];
-  /** Micro-batch mode: stateful tasks' reports, by epoch (removed once taken). */
-  private readonly stateReports = new Map<number, StateReport[]>();
   private readonly readers: FrameReader[];
   /** Sink partition of each task index (-1 for tasks of other stages). */
   private readonly sinkPartition: number[];
   private readonly flushAck: number[];
   private readonly barrierAck: number[];
   private readonly ended: boolean[];
-  private committedEpoch = -1;
+  private ackedEpoch: number;
   /** Dead letters received (the list keeps the newest {@link DEAD_LETTER_RETENTION}). */
   deadLetterCount = 0;
 
@@ -51,7 +53,10 @@ export class Results {
     wiring: Wiring,
     bells: DoorbellTable,
     private readonly events: ResultEvents,
+    /** The epoch the run resumed after: acknowledgements start above it. */
+    resumedAfter = -1,
   ) {
+    this.ackedEpoch = resumedAfter;
     this.readers = wiring.hosts.map((h) => new FrameReader(new RingConsumer(h.resultRing, bells)));
     const sinkStage = physical.stages[physical.sinkStage]!;
     this.sinkPartition = physical.tasks.map((t) => (t.stage === sinkStage.id ? t.partition : -1));
@@ -60,7 +65,7 @@ export class Results {
     this.ended = new Array(sinkStage.partitions).fill(false);
     this.memorySink =
       sink.kind === 'memory'
-        ? new MemorySinkStore(sink.name, sinkStage.partitions, outputMode === 'complete')
+        ? new MemorySinkStore(sink.name, sinkStage.partitions, outputMode === 'complete', resumedAfter + 1)
         : null;
   }
 
@@ -95,20 +100,8 @@ export class Results {
     return this.ended.every(Boolean);
   }
 
-  get lastCommittedEpoch(): number {
-    return this.committedEpoch;
-  }
-
-  /** The stateful tasks' reports of `epoch` once `count` have arrived (then forgotten), else null. */
-  takeStateReports(epoch: number, count: number): StateReport[] | null {
-    const list = this.stateReports.get(epoch) ?? [];
-    if (list.length < count) return null;
-    this.stateReports.delete(epoch);
-    return list;
-  }
-
   private handle(r: FrameReader, kind: number, task: number): void {
-    const partition = this.sinkPartition[task]!;
+    const partition = this.sinkPartition[task] ?? -1;
     switch (kind) {
       case FrameKind.DATA: {
         const row = r.readRow();
@@ -124,15 +117,15 @@ export class Results {
         let min = Number.POSITIVE_INFINITY;
         for (let p = 0; p < this.barrierAck.length; p++)
           if (!this.ended[p]) min = Math.min(min, this.barrierAck[p]!);
-        if (min !== Number.POSITIVE_INFINITY && min > this.committedEpoch) {
-          for (let e = this.committedEpoch + 1; e <= min; e++) {
-            this.memorySink?.commitEpoch(e);
-            this.events.epochCommitted(e);
-          }
-          this.committedEpoch = min;
+        if (min !== Number.POSITIVE_INFINITY && min > this.ackedEpoch) {
+          for (let e = this.ackedEpoch + 1; e <= min; e++) this.events.epochAcked(e);
+          this.ackedEpoch = min;
         }
         return;
       }
+      case FrameKind.SOURCE_OFFSET:
+        this.events.sourceOffset(r.markerValue(), task >>> 16, task & 0xffff, r.markerValue2());
+        return;
       case FrameKind.FLUSH:
         this.flushAck[partition] = Math.max(this.flushAck[partition]!, r.markerValue());
         return;
@@ -147,13 +140,9 @@ export class Results {
         this.events.deadLetter(letter);
         return;
       }
-      case FrameKind.STATE_REPORT: {
-        const report = r.readValue() as StateReport;
-        const list = this.stateReports.get(report.epoch) ?? [];
-        list.push(report);
-        this.stateReports.set(report.epoch, list);
+      case FrameKind.STATE_REPORT:
+        this.events.stateReport(r.readValue() as StateReport);
         return;
-      }
       case FrameKind.LATE_ROW: {
         const late = r.readValue() as LateRow;
         this.lateRows.push(late);

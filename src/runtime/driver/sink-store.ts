@@ -13,20 +13,46 @@ export interface SinkEpoch<T = unknown> {
 export class MemorySinkStore {
   private readonly byEpoch = new Map<number, unknown[][]>();
   private readonly current: number[];
-  private lastCommitted = -1;
+  private lastCommitted: number;
 
-  /** @param complete complete output mode: each batch is the whole result table. */
+  /**
+   * @param complete complete output mode: each batch is the whole result table.
+   * @param firstEpoch the epoch this run starts at (after a resume, the one after the committed).
+   */
   constructor(
     readonly name: string,
     private readonly partitions: number,
     private readonly complete = false,
+    firstEpoch = 0,
   ) {
-    this.current = new Array(partitions).fill(0);
+    this.current = new Array(partitions).fill(firstEpoch);
+    this.lastCommitted = firstEpoch - 1;
   }
 
-  /** Every partition passed the end of `epoch`. */
+  /** Every partition passed the end of `epoch`, and the epoch is committed. */
   commitEpoch(epoch: number): void {
     this.lastCommitted = epoch;
+  }
+
+  /** The last committed epoch (−1: none). */
+  get lastCommittedEpoch(): number {
+    return this.lastCommitted;
+  }
+
+  /**
+   * Takes the committed epochs of the run this one resumes (before any row arrives), so that the
+   * sink shows one output across restarts, as a sink that outlives the query would. Epochs this
+   * run will write again (the earlier run's uncommitted ones) are not taken.
+   */
+  carryCommitted(earlier: MemorySinkStore): void {
+    for (const [epoch, parts] of earlier.byEpoch) {
+      if (epoch <= earlier.lastCommitted && epoch < this.current[0]!) {
+        this.byEpoch.set(
+          epoch,
+          parts.map((rows) => [...rows]),
+        );
+      }
+    }
   }
 
   append(partition: number, row: unknown): void {

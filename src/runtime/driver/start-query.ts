@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { QueryOptionsInput } from '../../api/query-options.js';
 import { resolveQueryOptions } from '../../api/query-options.js';
+import { CheckpointManager, type RecoveryPoint } from '../../checkpoint/manager.js';
 import { invalidArgument } from '../../errors.js';
 import { checkSinkMode } from '../../plan/analyze.js';
 import { planFingerprint } from '../../plan/fingerprint.js';
@@ -32,6 +33,17 @@ export interface StartOptions {
    * `{ [partition]: rows }`.
    */
   initialData?: Record<string, unknown[] | Record<number, unknown[]>>;
+  /**
+   * Where the query keeps its checkpoint; overrides the job's `checkpointLocation`. An existing
+   * checkpoint is resumed (SPEC §6.2).
+   */
+  checkpointLocation?: string;
+  /**
+   * A stopped run of the same query that this one continues, for tests: its memory sources' logs
+   * become this run's (rows it committed are not sent again) and its memory sink's committed
+   * epochs stay in this run's sink, as if source and sink had outlived the query.
+   */
+  continueFrom?: StreamingQuery;
 }
 
 const defaultConsole = (line: string, stream: 'stdout' | 'stderr') => {
@@ -63,23 +75,41 @@ export async function startQuery(job: JobLocation, options: StartOptions = {}): 
   if (options.clock === 'manual') clock = new ManualClock(undefined, options.clockStart ?? 0);
   else if (options.clock === undefined || options.clock === 'system') clock = new SystemClock(wallOffset);
   else throw invalidArgument(`clock must be 'system' or 'manual', got ${JSON.stringify(options.clock)}`);
-  const q = new StreamingQuery(
-    {
-      queryId: randomUUID(),
-      runId: randomUUID(),
-      name: options.queryName ?? definition.queryName ?? null,
-      jobUrl,
-      params,
-      plan,
-      physical,
-      fingerprint: planFingerprint(plan, true),
-      options: queryOptions,
-      defaultShufflePartitions,
-      clock,
-      wallOffset,
-    },
-    { console: options.console ?? defaultConsole },
-  );
-  await q.launch(options.startTimeoutMs ?? 60_000, options.initialData ?? {});
-  return q;
+  if (options.continueFrom?.isActive) {
+    throw invalidArgument('continueFrom: that query is still running; stop it first');
+  }
+  const runId = randomUUID();
+  const location = options.checkpointLocation ?? definition.checkpointLocation;
+  let checkpoint: CheckpointManager | null = null;
+  let recovery: RecoveryPoint | null = null;
+  if (location !== undefined) {
+    ({ manager: checkpoint, recovery } = await CheckpointManager.open(location, plan, runId, randomUUID()));
+  }
+  try {
+    const q = new StreamingQuery(
+      {
+        queryId: recovery?.queryId ?? randomUUID(),
+        runId,
+        name: options.queryName ?? definition.queryName ?? null,
+        jobUrl,
+        params,
+        plan,
+        physical,
+        fingerprint: planFingerprint(plan, true),
+        options: queryOptions,
+        defaultShufflePartitions,
+        clock,
+        wallOffset,
+        checkpoint,
+        recovery,
+      },
+      { console: options.console ?? defaultConsole },
+    );
+    await q.launch(options.startTimeoutMs ?? 60_000, options.initialData ?? {}, options.continueFrom);
+    return q;
+  } catch (e) {
+    // A query that did not start releases its checkpoint (launch failures already did).
+    await checkpoint?.close();
+    throw e;
+  }
 }

@@ -97,13 +97,26 @@ export class StreamingQuery extends EventEmitter<QueryEvents> {
   async launch(
     startTimeoutMs: number,
     initialData: Record<string, unknown[] | Record<number, unknown[]>>,
+    continueFrom: StreamingQuery | undefined,
   ): Promise<void> {
     await this.runtime.launch(startTimeoutMs, (feeds) => {
+      if (continueFrom !== undefined) {
+        for (const feed of continueFrom.runtime.feeds.memorySources()) {
+          const mine = feeds.memorySource(feed.spec.name);
+          if (mine === undefined) continue;
+          for (const [p, rows] of feed.snapshot().entries())
+            if (p < mine.spec.partitions) mine.preload(rows, p);
+        }
+        const store = continueFrom.runtime.results.memorySink;
+        if (store && this.runtime.results.memorySink?.name === store.name) {
+          this.runtime.results.memorySink.carryCommitted(store);
+        }
+      }
       for (const [name, data] of Object.entries(initialData)) {
         const feed = feeds.memorySource(name);
         if (!feed) this.source(name); // throws UNKNOWN_SOURCE naming the sources there are
-        if (Array.isArray(data)) feed!.addData(data, 0);
-        else for (const [p, rows] of Object.entries(data)) feed!.addData(rows, Number(p));
+        if (Array.isArray(data)) feed!.preload(data, 0);
+        else for (const [p, rows] of Object.entries(data)) feed!.preload(rows, Number(p));
       }
     });
     const event = {

@@ -19,6 +19,9 @@ export interface HostContext {
   readonly multipleWatermarkPolicy: 'min' | 'max';
   /** Micro-batch execution (see HostSpec.microBatch). */
   readonly microBatch: boolean;
+  /** See HostSpec.watermarks and HostSpec.scheduleStarts. */
+  readonly initialWatermarks: readonly number[];
+  readonly scheduleStarts: readonly (number | null)[];
   /** Clock time the query started (NaN until every worker runs). */
   readonly startTime: number;
   readonly bells: DoorbellTable;

@@ -34,6 +34,8 @@ export class Host implements HostContext {
   readonly onLateRow: LateRowPolicy;
   readonly multipleWatermarkPolicy: 'min' | 'max';
   readonly microBatch: boolean;
+  readonly initialWatermarks: readonly number[];
+  readonly scheduleStarts: readonly (number | null)[];
   startTime = Number.NaN;
   readonly bells: DoorbellTable;
   readonly bell: number;
@@ -56,6 +58,8 @@ export class Host implements HostContext {
     this.onLateRow = spec.onLateRow;
     this.multipleWatermarkPolicy = spec.multipleWatermarkPolicy;
     this.microBatch = spec.microBatch;
+    this.initialWatermarks = spec.watermarks;
+    this.scheduleStarts = spec.scheduleStarts;
     this.control = new Int32Array(spec.control);
     this.tasks = spec.tasks.map((t) => new Task(this, t, plan, physical));
   }

@@ -113,6 +113,8 @@ export class Task implements OperatorContext, SinkTask {
       host.microBatch,
       plan.watermarks.map((w) => w.idleTimeoutMs),
     );
+    this.watermarks.restore(host.initialWatermarks);
+    this.sourceOffset = spec.startOffset ?? 0;
     const first = stage.inputs[0]!;
     this.isSource = first.kind === 'source';
     if (first.kind === 'source') {
@@ -130,7 +132,10 @@ export class Task implements OperatorContext, SinkTask {
 
   /** The query's clock started at `startTime`: a generated source schedules its rows from it. */
   start(startTime: number): void {
-    if (this.generator !== null) this.schedule = new GeneratorSchedule(this.generator, startTime);
+    if (this.generator !== null) {
+      const origin = this.host.scheduleStarts[this.sourceIndex] ?? startTime;
+      this.schedule = new GeneratorSchedule(this.generator, origin);
+    }
     this.watermarks.start(startTime);
   }
 
@@ -319,24 +324,43 @@ export class Task implements OperatorContext, SinkTask {
     if (epoch < 0) return;
     this.inputs.releaseAlignment();
     this.epoch = epoch + 1;
-    if (this.host.microBatch && this.stateful !== null) this.finishBatch(epoch);
+    if (this.isSource) {
+      // The driver records where each source partition stood at the end of the epoch.
+      this.host.result.writeMarker2(
+        FrameKind.SOURCE_OFFSET,
+        epoch,
+        this.sourceOffset,
+        (this.sourceIndex << 16) | this.partition,
+      );
+    }
+    if (this.stateful !== null) this.endEpoch(epoch);
     this.forwardMarker(FrameKind.BARRIER, epoch);
   }
 
   /**
-   * Micro-batch end at a stateful task: the operator emits what its mode says with the batch's
-   * watermark (the one computed at the end of the previous batch), the watermark for the next
-   * batch is fixed from what this batch brought, and the driver hears both and when state falls
-   * due next (to decide on a batch without data).
+   * The end of an epoch at a stateful task. In micro-batch mode the operator first emits what its
+   * mode says with the batch's watermark (the one computed at the end of the previous batch), and
+   * the watermark for the next batch is fixed from what this batch brought. Either way the driver
+   * hears the watermarks (restored on restart) and when state falls due next (to decide on a
+   * batch without data).
    */
-  private finishBatch(epoch: number): void {
+  private endEpoch(epoch: number): void {
     const stateful = this.stateful!;
-    this.batchWatermark = this.watermarks.watermark;
-    stateful.finishBatch(this.batchWatermark);
-    const next = this.watermarks.commitBatch(this.host.clock.now());
+    let next = this.watermarks.watermark;
+    if (this.host.microBatch) {
+      this.batchWatermark = next;
+      stateful.finishBatch(next);
+      next = this.watermarks.commitBatch(this.host.clock.now());
+    }
     this.host.result.writeValue(
       FrameKind.STATE_REPORT,
-      { epoch, partition: this.partition, watermark: next, nextDue: stateful.nextDue() },
+      {
+        epoch,
+        partition: this.partition,
+        watermark: next,
+        nextDue: stateful.nextDue(),
+        inputs: this.watermarks.values(),
+      },
       this.index,
     );
   }

@@ -34,6 +34,20 @@ export class WatermarkTracker {
     this.idleAt = new Float64Array(inputs).fill(Number.POSITIVE_INFINITY);
   }
 
+  /** A resumed run starts from the values the last committed epoch reached. */
+  restore(values: readonly number[]): void {
+    for (let i = 0; i < this.known.length; i++) {
+      const v = values[i] ?? Number.NEGATIVE_INFINITY;
+      if (v > this.known[i]!) this.known[i] = v;
+    }
+    this.recompute(Number.NEGATIVE_INFINITY);
+  }
+
+  /** What the task has heard of each input. */
+  values(): number[] {
+    return Array.from(this.known);
+  }
+
   /** The query's clock started: idle timeouts count from here. */
   start(startTime: number): void {
     for (let i = 0; i < this.idleAt.length; i++) {

@@ -1,0 +1,158 @@
+import type { CheckpointManager } from '../../checkpoint/manager.js';
+import type { StateReport } from './micro-batch.js';
+
+export interface CoordinatorConfig {
+  /** Partitions of each source, in plan order: every one reports its offset at every epoch end. */
+  readonly sourcePartitions: readonly number[];
+  /** Stateful tasks: each reports at every epoch end. */
+  readonly statefulPartitions: number;
+  /** Watermark inputs of the plan. */
+  readonly watermarkInputs: number;
+  /** Where epochs are made durable (null: no checkpoint). */
+  readonly checkpoint: CheckpointManager | null;
+  /** Real-time epochs write their offsets at commit; micro-batches wrote them before running. */
+  readonly offsetsAtCommit: boolean;
+  /** The epoch the run resumed after (−1: none). */
+  readonly committedEpoch: number;
+  /** Removes old epochs' files beyond this many. */
+  readonly retention: number;
+}
+
+export interface CoordinatorHooks {
+  /** Epoch `epoch` is committed (durably, when there is a checkpoint). */
+  committed(epoch: number, reports: StateReport[], offsets: number[][]): void;
+  /** Writing the checkpoint failed: the query fails. */
+  failed(error: unknown): void;
+  now(): number;
+}
+
+interface Progress {
+  acked: boolean;
+  offsets: number[][];
+  received: number;
+  reports: StateReport[];
+}
+
+/**
+ * Decides when an epoch is committed: every sink partition passed its barrier, every source
+ * partition reported where it stood at the barrier, and every stateful task reported its state
+ * and watermarks. Then, in epoch order, the offset and commit logs are written (when there is a
+ * checkpoint) and the epoch is announced. Commits never run concurrently and never skip an epoch.
+ */
+export class EpochCoordinator {
+  private readonly pending = new Map<number, Progress>();
+  private committedUpTo: number;
+  private queuedUpTo: number;
+  private chain: Promise<void> = Promise.resolve();
+  private readonly totalSourcePartitions: number;
+  private readonly waiters: { epoch: number; resolve: (r: StateReport[]) => void }[] = [];
+  private readonly reportsOf = new Map<number, StateReport[]>();
+
+  constructor(
+    private readonly config: CoordinatorConfig,
+    private readonly hooks: CoordinatorHooks,
+  ) {
+    this.committedUpTo = config.committedEpoch;
+    this.queuedUpTo = config.committedEpoch;
+    this.totalSourcePartitions = config.sourcePartitions.reduce((a, b) => a + b, 0);
+  }
+
+  get lastCommittedEpoch(): number {
+    return this.committedUpTo;
+  }
+
+  private progress(epoch: number): Progress {
+    let p = this.pending.get(epoch);
+    if (p === undefined) {
+      p = {
+        acked: false,
+        offsets: this.config.sourcePartitions.map((n) => new Array(n).fill(-1)),
+        received: 0,
+        reports: [],
+      };
+      this.pending.set(epoch, p);
+    }
+    return p;
+  }
+
+  /** Every sink partition passed the barrier of `epoch`. */
+  acked(epoch: number): void {
+    this.progress(epoch).acked = true;
+  }
+
+  sourceOffset(epoch: number, source: number, partition: number, offset: number): void {
+    const p = this.progress(epoch);
+    const row = p.offsets[source];
+    if (row === undefined || partition >= row.length) return;
+    if (row[partition] === -1) p.received++;
+    row[partition] = offset;
+  }
+
+  stateReport(report: StateReport): void {
+    this.progress(report.epoch).reports.push(report);
+  }
+
+  /** Queues the commits of every complete epoch, in order (call after a full read of the rings). */
+  check(): void {
+    for (let e = this.queuedUpTo + 1; ; e++) {
+      const p = this.pending.get(e);
+      if (
+        p === undefined ||
+        !p.acked ||
+        p.received < this.totalSourcePartitions ||
+        p.reports.length < this.config.statefulPartitions
+      ) {
+        return;
+      }
+      this.pending.delete(e);
+      this.queuedUpTo = e;
+      this.chain = this.chain.then(() => this.commit(e, p));
+    }
+  }
+
+  /** Resolves once every queued commit is written. */
+  async flushed(): Promise<void> {
+    await this.chain;
+  }
+
+  /** Resolves with the stateful tasks' reports once `epoch` is committed. */
+  whenCommitted(epoch: number): Promise<StateReport[]> {
+    if (epoch <= this.committedUpTo) return Promise.resolve(this.reportsOf.get(epoch) ?? []);
+    return new Promise((resolve) => this.waiters.push({ epoch, resolve }));
+  }
+
+  private async commit(epoch: number, p: Progress): Promise<void> {
+    const ckpt = this.config.checkpoint;
+    // The watermark of each input is what the furthest stateful task had heard of it.
+    const watermarks = Array.from({ length: this.config.watermarkInputs }, (_, i) =>
+      Math.max(Number.NEGATIVE_INFINITY, ...p.reports.map((r) => r.inputs[i] ?? Number.NEGATIVE_INFINITY)),
+    );
+    const nextWatermark = Math.max(Number.NEGATIVE_INFINITY, ...p.reports.map((r) => r.watermark));
+    try {
+      if (ckpt !== null) {
+        if (this.config.offsetsAtCommit) {
+          await ckpt.writeOffsets(epoch, p.offsets, {
+            batchWatermarkMs: nextWatermark,
+            batchTimestampMs: this.hooks.now(),
+          });
+        }
+        await ckpt.writeCommit(epoch, nextWatermark, watermarks);
+        await ckpt.purge(epoch, this.config.retention);
+      }
+    } catch (e) {
+      this.hooks.failed(e);
+      return;
+    }
+    this.committedUpTo = epoch;
+    this.reportsOf.set(epoch, p.reports);
+    this.reportsOf.delete(epoch - 2);
+    this.hooks.committed(epoch, p.reports, p.offsets);
+    for (let i = this.waiters.length - 1; i >= 0; i--) {
+      const w = this.waiters[i]!;
+      if (w.epoch <= epoch) {
+        this.waiters.splice(i, 1);
+        w.resolve(this.reportsOf.get(w.epoch) ?? []);
+      }
+    }
+  }
+}
