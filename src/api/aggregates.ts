@@ -5,13 +5,23 @@ import { invalidArgument } from '../errors.js';
  * A user-defined aggregation, Spark's Aggregator: `zero()` starts a group, `add` folds a value in,
  * `merge` combines two partial states (session windows merging), `result` makes the output value.
  * `add` and `merge` may update the state in place and return it.
+ *
+ * With a checkpoint, states are written to it: `serialize` turns a state into plain data (numbers,
+ * strings, arrays, plain objects, `Uint8Array`s, Dates) detached from the live state, and
+ * `deserialize` turns it back. Without them, the state is deep-copied with `structuredClone`, which
+ * suits plain-data states (class instances come back as plain objects).
  */
 export interface Aggregator<S = any, V = any, R = any> {
   zero(): S;
   add(state: S, value: V): S;
   merge(a: S, b: S): S;
   result(state: S): R;
+  serialize?(state: S): unknown;
+  deserialize?(data: unknown): S;
 }
+
+/** States that are never updated in place (numbers, or objects replaced rather than changed). */
+const immutable = { serialize: <S>(s: S): unknown => s, deserialize: <S>(d: unknown): S => d as S };
 
 /** One aggregate of `agg({...})`: which column it reads and how it folds. */
 export interface AggregateSpec {
@@ -31,6 +41,7 @@ function spec(description: string, column: string | undefined, aggregator: Aggre
 }
 
 const COUNT: Aggregator<number, unknown, number> = {
+  ...immutable,
   zero: () => 0,
   add: (n) => n + 1,
   merge: (a, b) => a + b,
@@ -38,6 +49,7 @@ const COUNT: Aggregator<number, unknown, number> = {
 };
 
 const COUNT_NON_NULL: Aggregator<number, unknown, number> = {
+  ...immutable,
   zero: () => 0,
   add: (n, v) => (v == null ? n : n + 1),
   merge: (a, b) => a + b,
@@ -45,6 +57,7 @@ const COUNT_NON_NULL: Aggregator<number, unknown, number> = {
 };
 
 const SUM: Aggregator<number | null, number, number | null> = {
+  ...immutable,
   zero: () => null,
   add: (s, v) => (v == null ? s : (s ?? 0) + v),
   merge: (a, b) => (a == null ? b : b == null ? a : a + b),
@@ -62,6 +75,8 @@ const AVG: Aggregator<[number, number], number, number | null> = {
   },
   merge: (a, b) => [a[0] + b[0], a[1] + b[1]],
   result: (s) => (s[1] === 0 ? null : s[0] / s[1]),
+  serialize: (s) => [s[0], s[1]],
+  deserialize: (d) => d as [number, number],
 };
 
 // min/max compare with < and >: values may be strings or Dates too, where Math.min/max would not do.
@@ -69,6 +84,7 @@ const smaller = (a: unknown, b: unknown) => ((b as number) < (a as number) ? b :
 const larger = (a: unknown, b: unknown) => ((b as number) > (a as number) ? b : a);
 
 const MIN: Aggregator<unknown, unknown, unknown> = {
+  ...immutable,
   zero: () => undefined,
   add: (s, v) => (v == null ? s : s === undefined ? v : smaller(s, v)),
   merge: (a, b) => (a === undefined ? b : b === undefined ? a : smaller(a, b)),
@@ -76,6 +92,7 @@ const MIN: Aggregator<unknown, unknown, unknown> = {
 };
 
 const MAX: Aggregator<unknown, unknown, unknown> = {
+  ...immutable,
   zero: () => undefined,
   add: (s, v) => (v == null ? s : s === undefined ? v : larger(s, v)),
   merge: (a, b) => (a === undefined ? b : b === undefined ? a : larger(a, b)),
@@ -84,6 +101,7 @@ const MAX: Aggregator<unknown, unknown, unknown> = {
 
 /** first/last keep a box so that a null value can be first. */
 const FIRST: Aggregator<{ v: unknown } | null, unknown, unknown> = {
+  ...immutable,
   zero: () => null,
   add: (s, v) => s ?? { v },
   merge: (a, b) => a ?? b,
@@ -91,6 +109,7 @@ const FIRST: Aggregator<{ v: unknown } | null, unknown, unknown> = {
 };
 
 const LAST: Aggregator<{ v: unknown } | null, unknown, unknown> = {
+  ...immutable,
   zero: () => null,
   add: (_s, v) => ({ v }),
   merge: (a, b) => b ?? a,
@@ -151,9 +170,25 @@ export const agg = Object.freeze({
       if (typeof aggregator?.[m] !== 'function')
         throw invalidArgument(`agg.of: the aggregator needs a ${m} function`);
     }
+    const { serialize, deserialize } = aggregator;
+    if ((serialize === undefined) !== (deserialize === undefined)) {
+      throw invalidArgument('agg.of: give both serialize and deserialize, or neither');
+    }
+    for (const f of [serialize, deserialize]) {
+      if (f !== undefined && typeof f !== 'function') {
+        throw invalidArgument('agg.of: serialize and deserialize must be functions');
+      }
+    }
     return spec(column === undefined ? `${name}(*)` : `${name}(${column})`, column, aggregator);
   },
 });
+
+/** HdrHistogram's decoder of its V2 encoding (attached to JsHistogram by the library). */
+const decodeHistogram = (data: Uint8Array): hdr.Histogram =>
+  (hdr.JsHistogram as unknown as { decode(data: Uint8Array, bitBucketSize: 'packed'): hdr.Histogram }).decode(
+    data,
+    'packed',
+  );
 
 /** Values are recorded in thousandths: HDR histograms count integers. */
 const PERCENTILE_SCALE = 1000;
@@ -184,6 +219,9 @@ function percentiles(
       const values = ps.map((p) => (h === null ? null : h.getValueAtPercentile(p * 100) / PERCENTILE_SCALE));
       return many ? values : values[0];
     },
+    // HdrHistogram's V2 encoding, copied out of the histogram's buffer.
+    serialize: (h) => (h === null ? null : (h as unknown as { encode(): Uint8Array }).encode().slice()),
+    deserialize: (d) => (d == null ? null : decodeHistogram(d as Uint8Array)),
   };
 }
 

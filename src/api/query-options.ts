@@ -40,6 +40,8 @@ export interface QueryOptions {
   readonly multipleWatermarkPolicy: 'min' | 'max';
   /** Epochs of offset and commit logs a checkpoint keeps (Spark's `minBatchesToRetain`). Default 100. */
   readonly minBatchesToRetain: number;
+  /** A full state snapshot every this many epochs, changelogs in between (Spark's name). Default 10. */
+  readonly minDeltasForSnapshot: number;
 }
 
 export const DEFAULT_QUERY_OPTIONS: QueryOptions = Object.freeze({
@@ -52,6 +54,7 @@ export const DEFAULT_QUERY_OPTIONS: QueryOptions = Object.freeze({
   onLateRow: 'drop',
   multipleWatermarkPolicy: 'min',
   minBatchesToRetain: 100,
+  minDeltasForSnapshot: 10,
 });
 
 /** What users may pass: durations as strings, everything optional. */
@@ -65,6 +68,7 @@ export interface QueryOptionsInput {
   onLateRow?: LateRowPolicy;
   multipleWatermarkPolicy?: 'min' | 'max';
   minBatchesToRetain?: number;
+  minDeltasForSnapshot?: number;
 }
 
 const POLICIES: readonly BadRecordPolicy[] = ['fail', 'skip', 'deadLetter'];
@@ -85,6 +89,7 @@ export function resolveQueryOptions(base: QueryOptions, input: QueryOptionsInput
       case 'workers':
       case 'shufflePartitions':
       case 'minBatchesToRetain':
+      case 'minDeltasForSnapshot':
         if (!Number.isInteger(value) || (value as number) < 1) {
           throw invalidArgument(`${key} must be a positive integer, got ${JSON.stringify(value)}`);
         }
@@ -131,7 +136,7 @@ export function resolveQueryOptions(base: QueryOptions, input: QueryOptionsInput
       default:
         throw invalidArgument(
           `unknown query option '${key}' (known: onBadRecord, onLateRow, multipleWatermarkPolicy, workers, ` +
-            'shufflePartitions, ringCapacityBytes, progressInterval, spinMicros, minBatchesToRetain)',
+            'shufflePartitions, ringCapacityBytes, progressInterval, spinMicros, minBatchesToRetain, minDeltasForSnapshot)',
         );
     }
   }

@@ -46,12 +46,27 @@ export function verifyChecksum(bytes: Buffer, path: string): Buffer {
 }
 
 /** Writes `payload` (with its checksum) to `path` atomically and durably. */
-export async function writeFileAtomic(path: string, payload: Uint8Array): Promise<void> {
+export function writeFileAtomic(path: string, payload: Uint8Array): Promise<void> {
+  return writeChunksAtomic(path, [payload]);
+}
+
+/**
+ * Writes the concatenation of `chunks` (with its checksum) to `path` atomically and durably, one
+ * chunk at a time: a large file never needs one large buffer, nor one long synchronous step.
+ */
+export async function writeChunksAtomic(path: string, chunks: readonly Uint8Array[]): Promise<void> {
   const dir = dirname(path);
   const temp = join(dir, `.${basename(path)}.${randomBytes(6).toString('hex')}.tmp`);
   const handle = await open(temp, 'w');
   try {
-    await handle.writeFile(withChecksum(payload));
+    let crc = 0;
+    for (const chunk of chunks) {
+      crc = crc32(chunk, crc);
+      await handle.writeFile(chunk);
+    }
+    await handle.writeFile(
+      Buffer.concat([TRAILER_PREFIX, Buffer.from(`${crc.toString(16).padStart(8, '0')}\n`)]),
+    );
     await handle.sync();
   } catch (e) {
     await handle.close().catch(() => {});

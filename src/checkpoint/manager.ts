@@ -1,4 +1,4 @@
-import { mkdir } from 'node:fs/promises';
+import { mkdir, readdir, unlink } from 'node:fs/promises';
 import { join } from 'node:path';
 import { ErrorCode, MillraceError } from '../errors.js';
 import type { AnalyzedPlan } from '../plan/analyze.js';
@@ -7,6 +7,7 @@ import { readCheckedIfExists, writeFileAtomic } from './files.js';
 import { CheckpointLayout } from './layout.js';
 import { CheckpointLock } from './lock.js';
 import { type CheckpointMetadata, describePlan, readMetadata, writeMetadata } from './metadata.js';
+import { listStateVersions, stateFileName } from './state-files.js';
 
 /** Where a run starts from: fresh, or after the last committed epoch of an earlier run. */
 export interface RecoveryPoint {
@@ -174,13 +175,41 @@ export class CheckpointManager {
     });
   }
 
-  /** Removes log files of epochs older than the retention allows. */
+  /**
+   * Removes what no retained epoch needs: log files of epochs older than the retention allows, and
+   * state files older than the snapshot the oldest retained epoch restores from.
+   */
   async purge(committedEpoch: number, retain: number): Promise<void> {
-    if (committedEpoch - retain > 0) await this.logs.purgeBefore(committedEpoch - retain + 1);
+    const oldest = committedEpoch - retain + 1;
+    if (oldest <= 0) return;
+    await this.logs.purgeBefore(oldest);
+    await purgeState(join(this.location, 'state'), oldest + 1);
   }
 
   async close(): Promise<void> {
     await this.lock.release();
+  }
+}
+
+/**
+ * In every `state/<operator>/<partition>`, removes the files older than the newest snapshot at or
+ * below `version` (restoring `version` or later never reads them).
+ */
+async function purgeState(stateRoot: string, version: number): Promise<void> {
+  const dirs = async (d: string) =>
+    (await readdir(d).catch(() => [] as string[])).filter((n) => /^\d+$/.test(n));
+  for (const op of await dirs(stateRoot)) {
+    for (const part of await dirs(join(stateRoot, op))) {
+      const dir = join(stateRoot, op, part);
+      const { snapshots, changelogs } = listStateVersions(dir);
+      const base = snapshots.filter((v) => v <= version).at(-1);
+      if (base === undefined) continue;
+      const old = [
+        ...snapshots.filter((v) => v < base).map((v) => stateFileName(v, 'snapshot')),
+        ...changelogs.filter((v) => v <= base).map((v) => stateFileName(v, 'changelog')),
+      ];
+      await Promise.all(old.map((f) => unlink(join(dir, f)).catch(() => {})));
+    }
   }
 }
 

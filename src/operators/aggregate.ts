@@ -3,7 +3,7 @@ import type { OutputMode } from '../api/output-mode.js';
 import { isMicroBatch } from '../api/trigger.js';
 import { type AnyWindow, type SessionWindow, windowStarts } from '../api/window.js';
 import { type AnalyzedPlan, eventTimeWatermarks, type PlannedOperator } from '../plan/analyze.js';
-import { InMemoryStateStore } from '../state/state-store.js';
+import { InMemoryStateStore, type StateCodec } from '../state/state-store.js';
 import { TimeIndex } from '../state/time-index.js';
 import { toEventTime } from '../util/event-time.js';
 import type { OperatorContext, RowSink, StatefulOperator, StateOperatorCounters } from './contract.js';
@@ -30,7 +30,7 @@ interface Group {
  */
 export class AggregateOperator implements StatefulOperator {
   readonly stateful = true;
-  private readonly store: InMemoryStateStore<Group>;
+  readonly store: InMemoryStateStore<Group>;
   private readonly keyColumns: string[];
   private readonly window: AnyWindow | undefined;
   private readonly names: string[];
@@ -67,7 +67,10 @@ export class AggregateOperator implements StatefulOperator {
       node.window !== undefined &&
       eventTimeWatermarks(plan, op, node.window.column).length > 0;
     this.changed = isMicroBatch(plan.definition.trigger) ? new Set() : null;
-    this.store = new InMemoryStateStore<Group>(48 + 24 * (node.keys.length + node.aggregates.length));
+    this.store = new InMemoryStateStore<Group>(
+      48 + 24 * (node.keys.length + node.aggregates.length),
+      groupCodec(this.aggregators),
+    );
   }
 
   push(row: unknown): void {
@@ -226,6 +229,22 @@ export class AggregateOperator implements StatefulOperator {
     });
   }
 
+  restored(): void {
+    if (this.window === undefined) return;
+    const due: [number, string][] = [];
+    for (const [key, g] of this.store.entries()) {
+      due.push([g.end, key]);
+      if (this.window.kind === 'session') {
+        const groupKey = this.groupKeyOf(g.keys, 0);
+        const open = this.sessions.get(groupKey);
+        if (open === undefined) this.sessions.set(groupKey, [g]);
+        else open.push(g);
+      }
+    }
+    for (const open of this.sessions.values()) open.sort((a, b) => a.start - b.start);
+    this.ends.addAll(due);
+  }
+
   private forgetSession(g: Group): void {
     const groupKey = this.groupKeyOf(g.keys, 0);
     const open = this.sessions.get(groupKey);
@@ -282,4 +301,20 @@ export class AggregateOperator implements StatefulOperator {
   private sessionKey(groupKey: string, start: number): string {
     return `${groupKey}@${start}`;
   }
+}
+
+/**
+ * A group as checkpoint data: `[keys, start, end, states]`, each state through its aggregator's
+ * `serialize` (a deep copy when it has none: states may be updated in place).
+ */
+function groupCodec(aggregators: readonly Aggregator[]): StateCodec<Group> {
+  const out = aggregators.map((a) => a.serialize?.bind(a) ?? ((s: unknown) => structuredClone(s)));
+  const back = aggregators.map((a) => a.deserialize?.bind(a) ?? ((d: unknown) => d));
+  return {
+    encode: (g) => [g.keys, g.start, g.end, g.states.map((s, i) => out[i]!(s))],
+    decode: (d) => {
+      const [keys, start, end, states] = d as [unknown[], number, number, unknown[]];
+      return { keys, start, end, states: states.map((s, i) => back[i]!(s)) };
+    },
+  };
 }

@@ -1,3 +1,5 @@
+import type { InMemoryStateStore } from '../state/state-store.js';
+
 /**
  * The operator contract: one required method. An operator gets a row, does its work and pushes
  * zero or more rows to the next element of the chain (another operator, or the task's output).
@@ -56,6 +58,10 @@ export interface StatefulOperator extends RowSink {
   /** The smallest watermark at which state would emit or evict (Infinity: none). */
   nextDue(): number;
   stateCounters(): StateOperatorCounters;
+  /** Where the operator keeps its state (the task checkpoints and restores it). */
+  readonly store: InMemoryStateStore<unknown>;
+  /** The store was restored from a checkpoint: rebuild what the operator derives from it. */
+  restored(): void;
 }
 
 export function isStateful(op: RowSink): op is StatefulOperator {

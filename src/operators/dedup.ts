@@ -17,7 +17,7 @@ import type { OperatorContext, RowSink, StatefulOperator, StateOperatorCounters 
  */
 export class DedupOperator implements StatefulOperator {
   readonly stateful = true;
-  private readonly store = new InMemoryStateStore<number>(16);
+  readonly store = new InMemoryStateStore<unknown>(16);
   private readonly expiries = new TimeIndex();
   private readonly key: (row: unknown) => string;
   /** The watermark that bounds the state, if any: its column and how long past it a key lives. */
@@ -81,6 +81,14 @@ export class DedupOperator implements StatefulOperator {
     this.expiries.closeUpTo(watermark, (key, expiry) => {
       if (this.store.get(key) === expiry) this.store.remove(key);
     });
+  }
+
+  restored(): void {
+    const due: [number, string][] = [];
+    for (const [key, expiry] of this.store.entries()) {
+      if (expiry !== Number.POSITIVE_INFINITY) due.push([expiry as number, key]);
+    }
+    this.expiries.addAll(due);
   }
 
   finishBatch(watermark: number): void {

@@ -24,6 +24,16 @@ export interface TaskSpec {
   readonly startOffset?: number;
 }
 
+/** How stateful tasks keep their state in the checkpoint. */
+export interface StateCheckpointSpec {
+  /** The checkpoint directory. */
+  readonly root: string;
+  /** The state version to restore before the first row (0: none — a fresh start). */
+  readonly restoreVersion: number;
+  /** A full snapshot every this many versions; changelogs in between. */
+  readonly minDeltasForSnapshot: number;
+}
+
 export interface HostSpec {
   readonly queryId: string;
   readonly runId: string;
@@ -48,6 +58,8 @@ export interface HostSpec {
   readonly watermarks: readonly number[];
   /** Each generated source's schedule origin from an earlier run (null: the query's start). */
   readonly scheduleStarts: readonly (number | null)[];
+  /** Where stateful tasks checkpoint their state, and the version to restore (null: no checkpoint). */
+  readonly state: StateCheckpointSpec | null;
   readonly onBadRecord: BadRecordPolicy;
   readonly onLateRow: LateRowPolicy;
   readonly multipleWatermarkPolicy: 'min' | 'max';

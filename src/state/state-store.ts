@@ -1,8 +1,8 @@
 /**
  * State of one stateful operator in one partition. The engine's operators keep everything they
- * remember across rows here, so the store is the unit of checkpointing: it records which keys were
- * written or removed since the last checkpoint (its changelog), and can be replaced by a
- * disk-backed implementation of the same interface.
+ * remember across rows here, so the store is the unit of checkpointing: with checkpointing on, it
+ * records which keys were written or removed since the last checkpoint (its changelog), and it can
+ * be replaced by a disk-backed implementation of the same interface.
  */
 export interface StateStore<V> {
   get(key: string): V | undefined;
@@ -13,11 +13,6 @@ export interface StateStore<V> {
   entries(): IterableIterator<[string, V]>;
   /** Counters since the store was created. */
   metrics(): StateStoreMetrics;
-  /**
-   * What changed since the last call: values of the keys written (last value wins) and the keys
-   * removed. A checkpoint writes exactly this (changelog checkpointing).
-   */
-  takeChanges(): StateChanges<V>;
 }
 
 export interface StateStoreMetrics {
@@ -29,44 +24,79 @@ export interface StateStoreMetrics {
   memoryUsedBytes: number;
 }
 
-export interface StateChanges<V> {
-  readonly written: Map<string, V>;
-  readonly removed: Set<string>;
+/**
+ * How an operator's values become checkpoint data and back. `encode` must return data detached
+ * from the live value (later in-place updates must not change it) that msgpack can carry.
+ */
+export interface StateCodec<V> {
+  encode(value: V): unknown;
+  decode(data: unknown): V;
 }
 
+/** Values written while no checkpoint tracks changes. */
+const UNTRACKED = null;
+
 /**
- * The in-memory store: a hash map per (operator, partition), plus the set of keys touched since the
- * last checkpoint. Memory use is an estimate: key characters plus a per-entry size the operator
- * gives for its values.
+ * The in-memory store: a hash map per (operator, partition). Memory use is an estimate: key
+ * characters plus a per-entry size the operator gives for its values.
+ *
+ * Checkpoints (when enabled with {@link trackChanges}) are taken without stopping the operator:
+ * {@link beginCheckpoint} freezes the set of keys to write as it stands at the epoch's end, and
+ * {@link encodeSome} encodes them a slice at a time while rows keep arriving. A key of the frozen
+ * set that the operator reads before its turn (to update its value in place) is encoded first,
+ * with the value it had at the epoch's end — copy on touch.
  */
 export class InMemoryStateStore<V> implements StateStore<V> {
   private readonly map = new Map<string, V>();
-  private written = new Map<string, V>();
-  private removed = new Set<string>();
+  private written: Map<string, V> | null = UNTRACKED;
+  private removed: Set<string> | null = UNTRACKED;
   private updates = 0;
   private removals = 0;
   private keyChars = 0;
+  /** The checkpoint being encoded: keys not encoded yet, and what is done. */
+  private pending: Map<string, V> | null = null;
+  private pendingIterator: IterableIterator<[string, V]> | null = null;
+  private encoded: [string, unknown][] = [];
 
-  /** @param bytesPerValue an estimate of one value's size, for memoryUsedBytes. */
-  constructor(private readonly bytesPerValue = 64) {}
+  /**
+   * @param bytesPerValue an estimate of one value's size, for memoryUsedBytes.
+   * @param codec how values are checkpointed (identity: values are immutable plain data).
+   */
+  constructor(
+    private readonly bytesPerValue = 64,
+    private readonly codec: StateCodec<V> = { encode: (v) => v, decode: (d) => d as V },
+  ) {}
+
+  /** Starts recording the keys written and removed, for changelog checkpoints. */
+  trackChanges(): void {
+    this.written ??= new Map();
+    this.removed ??= new Set();
+  }
 
   get(key: string): V | undefined {
+    if (this.pending !== null) this.detach(key);
     return this.map.get(key);
   }
 
   put(key: string, value: V): void {
+    if (this.pending !== null) this.detach(key);
     if (!this.map.has(key)) this.keyChars += key.length;
     this.map.set(key, value);
-    this.written.set(key, value);
-    this.removed.delete(key);
+    if (this.written !== null) {
+      this.written.set(key, value);
+      this.removed!.delete(key);
+    }
     this.updates++;
   }
 
   remove(key: string): void {
+    if (this.pending !== null) this.detach(key);
     if (!this.map.delete(key)) return;
     this.keyChars -= key.length;
-    this.written.delete(key);
-    this.removed.add(key);
+    if (this.written !== null) {
+      this.written.delete(key);
+      this.removed!.add(key);
+    }
     this.removals++;
   }
 
@@ -88,10 +118,74 @@ export class InMemoryStateStore<V> implements StateStore<V> {
     };
   }
 
-  takeChanges(): StateChanges<V> {
-    const changes = { written: this.written, removed: this.removed };
+  // --- checkpoints ------------------------------------------------------------------------------
+
+  /**
+   * Freezes what the next checkpoint holds: every key (`full`) or the changes since the last one,
+   * and returns the keys removed since the last one (none for a snapshot). The previous checkpoint
+   * must be fully encoded and drained. Changes are tracked from here on.
+   */
+  beginCheckpoint(full: boolean): string[] {
+    if (this.pending !== null) throw new Error('internal: a state checkpoint is still being encoded');
+    this.trackChanges();
+    const removed = full ? [] : [...this.removed!];
+    this.pending = full ? new Map(this.map) : this.written!;
+    this.pendingIterator = null;
     this.written = new Map();
     this.removed = new Set();
-    return changes;
+    this.encoded = [];
+    return removed;
+  }
+
+  /** Whether a checkpoint is being encoded. */
+  get checkpointing(): boolean {
+    return this.pending !== null;
+  }
+
+  /** Encodes up to `budget` frozen entries; returns true once every one is. */
+  encodeSome(budget: number): boolean {
+    const pending = this.pending;
+    if (pending === null) return true;
+    const out = this.encoded;
+    const it = (this.pendingIterator ??= pending.entries());
+    for (let n = 0; n < budget; n++) {
+      const next = it.next();
+      if (next.done) {
+        this.pending = null;
+        this.pendingIterator = null;
+        return true;
+      }
+      const [key, value] = next.value;
+      out.push([key, this.codec.encode(value)]);
+      pending.delete(key);
+    }
+    return false;
+  }
+
+  /** The entries encoded since the last call (by {@link encodeSome} or on touch). */
+  drainEncoded(): [string, unknown][] {
+    const out = this.encoded;
+    this.encoded = [];
+    return out;
+  }
+
+  /** Copy on touch: the key is about to change, so its frozen value is encoded now. */
+  private detach(key: string): void {
+    const pending = this.pending!;
+    const value = pending.get(key);
+    if (value === undefined && !pending.has(key)) return;
+    this.encoded.push([key, this.codec.encode(value as V)]);
+    pending.delete(key);
+  }
+
+  /** Restores checkpointed entries (a snapshot, then changelogs in order). Nothing is tracked. */
+  load(written: Iterable<[string, unknown]>, removed: Iterable<string>): void {
+    for (const key of removed) {
+      if (this.map.delete(key)) this.keyChars -= key.length;
+    }
+    for (const [key, data] of written) {
+      if (!this.map.has(key)) this.keyChars += key.length;
+      this.map.set(key, this.codec.decode(data));
+    }
   }
 }

@@ -22,6 +22,12 @@ export class TimeIndex {
     list.push(key);
   }
 
+  /** Adds many entries at once, in any order (a restore). */
+  addAll(entries: [number, string][]): void {
+    entries.sort((a, b) => a[0] - b[0]);
+    for (const [time, key] of entries) this.add(time, key);
+  }
+
   /** The earliest due time (Infinity when empty). */
   first(): number {
     return this.times.length === 0 ? Number.POSITIVE_INFINITY : this.times[0]!;

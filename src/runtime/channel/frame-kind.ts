@@ -31,6 +31,8 @@ export const FrameKind = {
    * arg = source index << 16 | partition.
    */
   SOURCE_OFFSET: 10,
+  /** A stateful task's state of an epoch is durable in the checkpoint, task → driver: `[epoch f64]`. */
+  STATE_WRITTEN: 11,
 } as const;
 
 export type FrameKind = (typeof FrameKind)[keyof typeof FrameKind];

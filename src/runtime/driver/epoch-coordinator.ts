@@ -6,6 +6,8 @@ export interface CoordinatorConfig {
   readonly sourcePartitions: readonly number[];
   /** Stateful tasks: each reports at every epoch end. */
   readonly statefulPartitions: number;
+  /** Stateful tasks also write their state to the checkpoint: an epoch waits until it is durable. */
+  readonly stateDurable: boolean;
   /** Watermark inputs of the plan. */
   readonly watermarkInputs: number;
   /** Where epochs are made durable (null: no checkpoint). */
@@ -31,6 +33,8 @@ interface Progress {
   offsets: number[][];
   received: number;
   reports: StateReport[];
+  /** Stateful tasks whose state of the epoch is durable. */
+  durable: number;
 }
 
 /**
@@ -69,6 +73,7 @@ export class EpochCoordinator {
         offsets: this.config.sourcePartitions.map((n) => new Array(n).fill(-1)),
         received: 0,
         reports: [],
+        durable: 0,
       };
       this.pending.set(epoch, p);
     }
@@ -92,6 +97,10 @@ export class EpochCoordinator {
     this.progress(report.epoch).reports.push(report);
   }
 
+  stateWritten(epoch: number): void {
+    this.progress(epoch).durable++;
+  }
+
   /** Queues the commits of every complete epoch, in order (call after a full read of the rings). */
   check(): void {
     for (let e = this.queuedUpTo + 1; ; e++) {
@@ -100,7 +109,8 @@ export class EpochCoordinator {
         p === undefined ||
         !p.acked ||
         p.received < this.totalSourcePartitions ||
-        p.reports.length < this.config.statefulPartitions
+        p.reports.length < this.config.statefulPartitions ||
+        (this.config.stateDurable && p.durable < this.config.statefulPartitions)
       ) {
         return;
       }

@@ -145,6 +145,7 @@ export class QueryRuntime implements MicroBatchHost {
       {
         sourcePartitions: config.plan.sources.map((s) => s.spec.partitions),
         statefulPartitions: stateful?.partitions ?? 0,
+        stateDurable: config.checkpoint !== null,
         watermarkInputs: config.plan.watermarks.length,
         checkpoint: config.checkpoint,
         offsetsAtCommit: !microBatch,
@@ -156,7 +157,14 @@ export class QueryRuntime implements MicroBatchHost {
           this.results.memorySink?.commitEpoch(epoch);
           listener.epochCommitted(epoch);
         },
-        failed: (e) => this.fail(e),
+        failed: (e) =>
+          this.fail(
+            new MillraceError(
+              ErrorCode.CHECKPOINT_WRITE_FAILED,
+              `writing the checkpoint failed: ${(e as Error)?.message ?? String(e)}`,
+              { cause: e },
+            ),
+          ),
         now: () => clock.now(),
       },
     );
@@ -173,6 +181,7 @@ export class QueryRuntime implements MicroBatchHost {
         epochAcked: (e) => this.coordinator.acked(e),
         sourceOffset: (e, s, p, o) => this.coordinator.sourceOffset(e, s, p, o),
         stateReport: (r) => this.coordinator.stateReport(r),
+        stateWritten: (e) => this.coordinator.stateWritten(e),
         consoleLine: (line, stream) => listener.consoleLine(line, stream),
       },
       resumedAfter,
@@ -235,6 +244,14 @@ export class QueryRuntime implements MicroBatchHost {
       microBatch,
       watermarks: config.recovery?.watermarks ?? config.plan.watermarks.map(() => Number.NEGATIVE_INFINITY),
       scheduleStarts: config.recovery?.scheduleStarts ?? config.plan.sources.map(() => null),
+      state:
+        config.checkpoint === null
+          ? null
+          : {
+              root: config.checkpoint.location,
+              restoreVersion: (config.recovery?.committedEpoch ?? -1) + 1,
+              minDeltasForSnapshot: options.minDeltasForSnapshot,
+            },
       onBadRecord: options.onBadRecord,
       onLateRow: options.onLateRow,
       multipleWatermarkPolicy: options.multipleWatermarkPolicy,

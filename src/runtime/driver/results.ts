@@ -23,6 +23,8 @@ export interface ResultEvents {
   sourceOffset(epoch: number, source: number, partition: number, offset: number): void;
   /** A stateful task's account of the end of an epoch. */
   stateReport(report: StateReport): void;
+  /** A stateful task's state of `epoch` is durable. */
+  stateWritten(epoch: number): void;
   /** A line for the console sink. */
   consoleLine(line: string, stream: 'stdout' | 'stderr'): void;
 }
@@ -140,6 +142,9 @@ export class Results {
         this.events.deadLetter(letter);
         return;
       }
+      case FrameKind.STATE_WRITTEN:
+        this.events.stateWritten(r.markerValue());
+        return;
       case FrameKind.STATE_REPORT:
         this.events.stateReport(r.readValue() as StateReport);
         return;

@@ -2,6 +2,7 @@ import type { BadRecordPolicy, LateRowPolicy } from '../../api/query-options.js'
 import type { LatencyRecorder } from '../../metrics/latency.js';
 import type { DoorbellTable } from '../channel/doorbell.js';
 import type { FrameWriter } from '../channel/frame-codec.js';
+import type { StateCheckpointSpec } from '../messages.js';
 import type { Clock } from '../time/clock.js';
 import type { PreciseTime } from '../time/precise-time.js';
 
@@ -22,6 +23,8 @@ export interface HostContext {
   /** See HostSpec.watermarks and HostSpec.scheduleStarts. */
   readonly initialWatermarks: readonly number[];
   readonly scheduleStarts: readonly (number | null)[];
+  /** See HostSpec.state. */
+  readonly state: StateCheckpointSpec | null;
   /** Clock time the query started (NaN until every worker runs). */
   readonly startTime: number;
   readonly bells: DoorbellTable;

@@ -7,7 +7,7 @@ import { DoorbellTable } from '../channel/doorbell.js';
 import { FrameWriter } from '../channel/frame-codec.js';
 import { RingProducer } from '../channel/spsc-ring.js';
 import { ABORT_SLOT, REPORT_GEN_SLOT, START_TIME_F64, STARTED_SLOT } from '../control-layout.js';
-import type { HostMessage, HostSpec } from '../messages.js';
+import type { HostMessage, HostSpec, StateCheckpointSpec } from '../messages.js';
 import { type Clock, clockFromSpec } from '../time/clock.js';
 import { PreciseTime } from '../time/precise-time.js';
 import type { HostContext } from './host-context.js';
@@ -36,6 +36,7 @@ export class Host implements HostContext {
   readonly microBatch: boolean;
   readonly initialWatermarks: readonly number[];
   readonly scheduleStarts: readonly (number | null)[];
+  readonly state: StateCheckpointSpec | null;
   startTime = Number.NaN;
   readonly bells: DoorbellTable;
   readonly bell: number;
@@ -60,6 +61,7 @@ export class Host implements HostContext {
     this.microBatch = spec.microBatch;
     this.initialWatermarks = spec.watermarks;
     this.scheduleStarts = spec.scheduleStarts;
+    this.state = spec.state;
     this.control = new Int32Array(spec.control);
     this.tasks = spec.tasks.map((t) => new Task(this, t, plan, physical));
   }
@@ -92,9 +94,21 @@ export class Host implements HostContext {
         if (!t.finished) live++;
       }
       this.current = undefined;
-      // Dead letters (any task) and driver-side sink rows are published once per pass.
+      // Dead letters (any task) and driver-side sink rows are published once per pass; frames
+      // that did not fit the result ring are retried.
+      if (this.result.blocked) this.result.flush();
       this.result.publish();
-      if (live === 0) return;
+      if (live === 0) {
+        // State written at the last epochs is durable, and the driver told, before the host ends.
+        for (const t of tasks) await t.settle();
+        while (!this.result.flush()) {
+          this.result.publish();
+          if (Atomics.load(control, ABORT_SLOT) !== 0) return;
+          await yieldToEventLoop();
+        }
+        this.result.publish();
+        return;
+      }
       const now = performance.now();
       if (progressed) {
         idleSince = 0;

@@ -6,6 +6,7 @@ import { buildChain, isStateful } from '../../operators/index.js';
 import { type EventTimeStats, WatermarkOperator } from '../../operators/watermark.js';
 import type { AnalyzedPlan, PlannedOperator } from '../../plan/analyze.js';
 import type { PhysicalPlan, StagePlan } from '../../plan/physical.js';
+import { StateCheckpointer } from '../../state/state-checkpointer.js';
 import { FrameKind, frameKindName } from '../channel/frame-kind.js';
 import { TAG_KIND_MASK, tagArg } from '../channel/ring-layout.js';
 import { RingConsumer, RingProducer } from '../channel/spsc-ring.js';
@@ -72,6 +73,9 @@ export class Task implements OperatorContext, SinkTask {
   private readonly sinkName: string;
   private waiting: PromiseLike<unknown> | null = null;
   private asyncError: unknown = NO_ERROR;
+  /** Writes the stateful operator's state to the checkpoint (null: no checkpoint or no state). */
+  private readonly checkpointer: StateCheckpointer | null = null;
+  private stateError: unknown = NO_ERROR;
   private ending = false;
   private epoch = 0;
   private forwardedFlush = 0;
@@ -114,6 +118,9 @@ export class Task implements OperatorContext, SinkTask {
       plan.watermarks.map((w) => w.idleTimeoutMs),
     );
     this.watermarks.restore(host.initialWatermarks);
+    if (this.stateful !== null && host.state !== null) {
+      this.checkpointer = this.stateCheckpointer(this.stateful, statefulId, host.state);
+    }
     this.sourceOffset = spec.startOffset ?? 0;
     const first = stage.inputs[0]!;
     this.isSource = first.kind === 'source';
@@ -128,6 +135,37 @@ export class Task implements OperatorContext, SinkTask {
       this.generator = null;
     }
     this.generate = this.generator?.generate ?? null;
+  }
+
+  /** Restores the operator's state (a resumed run) and writes it at every epoch's end from now on. */
+  private stateCheckpointer(
+    stateful: StatefulOperator,
+    operatorId: number,
+    spec: NonNullable<HostContext['state']>,
+  ): StateCheckpointer {
+    const host = this.host;
+    const checkpointer = new StateCheckpointer(
+      stateful.store,
+      spec.root,
+      operatorId,
+      this.partition,
+      spec.minDeltasForSnapshot,
+      {
+        durable: (epoch) => {
+          host.result.writeMarker(FrameKind.STATE_WRITTEN, epoch, this.index);
+          host.result.publish();
+        },
+        failed: (e) => {
+          this.stateError = e;
+          host.bells.ringAlways(host.bell);
+        },
+      },
+    );
+    if (spec.restoreVersion > 0) {
+      checkpointer.restore(spec.restoreVersion);
+      stateful.restored();
+    }
+    return checkpointer;
   }
 
   /** The query's clock started at `startTime`: a generated source schedules its rows from it. */
@@ -158,6 +196,7 @@ export class Task implements OperatorContext, SinkTask {
     if (this.finished) return false;
     if (this.watermarks.tick(this.host.clock.now())) this.stateful?.onWatermark(this.watermarks.watermark);
     if (this.asyncError !== NO_ERROR) this.sinkFailed(this.asyncError);
+    if (this.stateError !== NO_ERROR) this.checkpointFailed();
     if (this.waiting !== null) return false;
     if (this.output.blocked && !this.unblock()) return false;
     if (this.ending) {
@@ -200,7 +239,7 @@ export class Task implements OperatorContext, SinkTask {
   /** Could step() make progress now? Called by the host before it parks. */
   ready(): boolean {
     if (this.finished) return false;
-    if (this.asyncError !== NO_ERROR) return true;
+    if (this.asyncError !== NO_ERROR || this.stateError !== NO_ERROR) return true;
     if (this.waiting !== null) return false;
     if (this.output.blocked) return this.unblock();
     if (this.ending) return true;
@@ -363,6 +402,23 @@ export class Task implements OperatorContext, SinkTask {
       },
       this.index,
     );
+    this.checkpointer?.epochEnded(epoch);
+  }
+
+  private checkpointFailed(): never {
+    const e = this.stateError as Error;
+    throw new TaskFailure(
+      serializeError(
+        new MillraceError(
+          ErrorCode.CHECKPOINT_WRITE_FAILED,
+          `writing the state to the checkpoint failed: ${e?.message ?? String(e)}`,
+          {
+            cause: e,
+          },
+        ),
+        { stage: this.stageId, partition: this.partition },
+      ),
+    );
   }
 
   private forwardFlush(): void {
@@ -477,6 +533,11 @@ export class Task implements OperatorContext, SinkTask {
         userCode: !(error instanceof MillraceError),
       }),
     );
+  }
+
+  /** Resolves once the state checkpoint writes this task started have ended (before the task's host ends). */
+  async settle(): Promise<void> {
+    await this.checkpointer?.settle();
   }
 
   /** Best-effort cleanup when the query fails: lets a foreach writer see the error. */
