@@ -1,5 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { runBench } from './bench/index.js';
+import { checkpointCommand } from './checkpoint.js';
 import { demoCommand } from './demo/command.js';
 import { type CliIO, ExitCode, processIO } from './io.js';
 import { runCommand } from './run.js';
@@ -10,9 +11,11 @@ Usage:
   millrace run <job> [--param k=v]... [--checkpoint dir] [--progress json|pretty] [--duration d]
   millrace demo [--rate N] [--duration 30s]
   millrace bench <scenario> [--rate N | --rates a,b,c] [--duration d] [--out dir]
+  millrace checkpoint inspect <dir> [--json]
+  millrace checkpoint verify <dir> [--json]
   millrace --version
 
-Exit codes: 0 done, 1 query failed, 2 bad usage or bad job.
+Exit codes: 0 done, 1 query failed (checkpoint: a problem found), 2 bad usage or bad job.
 `;
 
 /** The `millrace` command line. Returns the exit code. */
@@ -25,6 +28,8 @@ export async function main(argv: string[], io: CliIO = processIO()): Promise<num
       return demoCommand(rest, io);
     case 'bench':
       return runBench(rest, io);
+    case 'checkpoint':
+      return checkpointCommand(rest, io);
     case 'help':
     case '--help':
     case '-h':

@@ -1,4 +1,5 @@
 import { consoleSink } from './console/sink.js';
+import { filesSink } from './files/sink.js';
 import { foreachSink } from './foreach/sink.js';
 import { generatorSource } from './generator/source.js';
 import { memorySink } from './memory/sink.js';
@@ -17,9 +18,12 @@ export const sinks = Object.freeze({
   memory: memorySink,
   console: consoleSink,
   foreach: foreachSink,
+  files: filesSink,
 });
 
 export type { ConsoleSinkOptions } from './console/sink.js';
+export { readFilesSinkOutput } from './files/manifest.js';
+export type { FilesSinkOptions } from './files/sink.js';
 export type { GeneratorSourceOptions } from './generator/source.js';
 export type { MemorySinkOptions } from './memory/sink.js';
 export type { MemorySourceOptions } from './memory/source.js';

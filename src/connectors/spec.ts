@@ -41,7 +41,7 @@ export interface GeneratorSourceSpec<T = unknown> extends SourceSpecBase<T> {
 
 export type SourceSpec<T = any> = MemorySourceSpec<T> | GeneratorSourceSpec<T>;
 
-export type SinkKind = 'memory' | 'console' | 'foreach';
+export type SinkKind = 'memory' | 'console' | 'foreach' | 'files';
 
 interface SinkSpecBase {
   readonly kind: SinkKind;
@@ -82,6 +82,17 @@ export interface ForeachSinkSpec extends SinkSpecBase {
   readonly writer: ForeachWriter;
 }
 
-export type SinkSpec = MemorySinkSpec | ConsoleSinkSpec | ForeachSinkSpec;
+/**
+ * Rows written as files into a directory, one file per partition and epoch, committed by a manifest
+ * (`_manifest/<epoch>`) written when the epoch commits: readers trust only the manifest.
+ */
+export interface FilesSinkSpec extends SinkSpecBase {
+  readonly kind: 'files';
+  /** The output directory (absolute). */
+  readonly path: string;
+  readonly format: 'json' | 'arrow';
+}
+
+export type SinkSpec = MemorySinkSpec | ConsoleSinkSpec | ForeachSinkSpec | FilesSinkSpec;
 
 export const NAME_PATTERN = /^[a-zA-Z0-9_]+$/;

@@ -58,6 +58,8 @@ export interface HostSpec {
   readonly watermarks: readonly number[];
   /** Each generated source's schedule origin from an earlier run (null: the query's start). */
   readonly scheduleStarts: readonly (number | null)[];
+  /** The first epoch of this run (after a resume, the one after the last committed). */
+  readonly firstEpoch: number;
   /** Where stateful tasks checkpoint their state, and the version to restore (null: no checkpoint). */
   readonly state: StateCheckpointSpec | null;
   readonly onBadRecord: BadRecordPolicy;

@@ -1,4 +1,4 @@
-import { isThenable, type SinkRuntime } from '../sink-runtime.js';
+import { isThenable, type SinkCommitMessage, type SinkRuntime } from '../sink-runtime.js';
 import type { ForeachSinkSpec, ForeachWriter } from '../spec.js';
 
 /**
@@ -36,11 +36,12 @@ export class ForeachRuntime implements SinkRuntime {
     return this.accepting ? this.writer.process(row) : undefined;
   }
 
-  epochEnd(epoch: number): unknown {
+  epochEnd(epoch: number): PromiseLike<SinkCommitMessage | undefined> | undefined {
     this.epoch = epoch + 1;
     if (!this.opened) return undefined;
     this.opened = false;
-    return this.writer.close?.(null);
+    const r = this.writer.close?.(null);
+    return isThenable(r) ? Promise.resolve(r).then(() => undefined) : undefined;
   }
 
   close(error: Error | null): unknown {

@@ -33,6 +33,8 @@ export const FrameKind = {
   SOURCE_OFFSET: 10,
   /** A stateful task's state of an epoch is durable in the checkpoint, task → driver: `[epoch f64]`. */
   STATE_WRITTEN: 11,
+  /** What a sink partition wrote in an epoch, for the driver's commit, task → driver: `[msgpack]`. */
+  SINK_COMMIT: 12,
 } as const;
 
 export type FrameKind = (typeof FrameKind)[keyof typeof FrameKind];

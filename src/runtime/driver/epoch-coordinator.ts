@@ -1,4 +1,5 @@
 import type { CheckpointManager } from '../../checkpoint/manager.js';
+import type { SinkCommitMessage } from '../../connectors/sink-runtime.js';
 import type { StateReport } from './micro-batch.js';
 
 export interface CoordinatorConfig {
@@ -18,6 +19,18 @@ export interface CoordinatorConfig {
   readonly committedEpoch: number;
   /** Removes old epochs' files beyond this many. */
   readonly retention: number;
+  /** A sink that commits each epoch through the driver (the files sink's manifest), or null. */
+  readonly sinkCommitter: SinkCommitter | null;
+}
+
+/**
+ * The driver's half of a sink that commits epochs (Spark's BatchWrite): `commit` runs once per
+ * epoch, in order, with what every sink partition reported, before the epoch's commit file is
+ * written. It must be idempotent: after a crash between the two, the epoch is redone and committed
+ * again.
+ */
+export interface SinkCommitter {
+  commit(epoch: number, messages: SinkCommitMessage[]): Promise<void>;
 }
 
 export interface CoordinatorHooks {
@@ -35,6 +48,8 @@ interface Progress {
   reports: StateReport[];
   /** Stateful tasks whose state of the epoch is durable. */
   durable: number;
+  /** What the sink partitions reported. */
+  sinkMessages: SinkCommitMessage[];
 }
 
 /**
@@ -74,6 +89,7 @@ export class EpochCoordinator {
         received: 0,
         reports: [],
         durable: 0,
+        sinkMessages: [],
       };
       this.pending.set(epoch, p);
     }
@@ -95,6 +111,10 @@ export class EpochCoordinator {
 
   stateReport(report: StateReport): void {
     this.progress(report.epoch).reports.push(report);
+  }
+
+  sinkCommit(epoch: number, message: SinkCommitMessage): void {
+    this.progress(epoch).sinkMessages.push(message);
   }
 
   stateWritten(epoch: number): void {
@@ -139,13 +159,16 @@ export class EpochCoordinator {
     );
     const nextWatermark = Math.max(Number.NEGATIVE_INFINITY, ...p.reports.map((r) => r.watermark));
     try {
+      // Offsets, then the sink's own commit, then the commit file: a crash in between redoes the
+      // epoch over the same offsets, and the sink's commit recognises an epoch it already has.
+      if (ckpt !== null && this.config.offsetsAtCommit) {
+        await ckpt.writeOffsets(epoch, p.offsets, {
+          batchWatermarkMs: nextWatermark,
+          batchTimestampMs: this.hooks.now(),
+        });
+      }
+      await this.config.sinkCommitter?.commit(epoch, p.sinkMessages);
       if (ckpt !== null) {
-        if (this.config.offsetsAtCommit) {
-          await ckpt.writeOffsets(epoch, p.offsets, {
-            batchWatermarkMs: nextWatermark,
-            batchTimestampMs: this.hooks.now(),
-          });
-        }
         await ckpt.writeCommit(epoch, nextWatermark, watermarks);
         await ckpt.purge(epoch, this.config.retention);
       }

@@ -3,6 +3,7 @@ import { ErrorCode, invalidArgument, MillraceError } from '../../errors.js';
 import type { PhysicalPlan } from '../../plan/physical.js';
 import type { DoorbellTable } from '../channel/doorbell.js';
 import { FrameWriter } from '../channel/frame-codec.js';
+import { FrameKind } from '../channel/frame-kind.js';
 import { RingProducer } from '../channel/spsc-ring.js';
 import type { PreciseTime } from '../time/precise-time.js';
 import type { Wiring } from './wiring.js';
@@ -73,6 +74,21 @@ export class Feeds {
     for (const s of this.sources) s?.memory?.resumeAt(startOffsets[s.index] ?? []);
   }
 
+  /**
+   * Ends epoch `epoch` at exact offsets: each source partition reads up to its end (memory rows
+   * are sent, a generator makes them) and then takes the frame as the epoch's barrier.
+   */
+  endEpochAt(epoch: number, ends: readonly (readonly number[])[]): void {
+    for (const source of this.sources) {
+      if (source === undefined) continue;
+      for (let p = 0; p < source.writers.length; p++) {
+        const end = ends[source.index]?.[p] ?? 0;
+        source.memory?.feed(p, end);
+        source.writers[p]!.writeMarker2(FrameKind.BATCH, epoch, end);
+      }
+    }
+  }
+
   /** Real-time mode: sends what memory sources hold (their rows at start). */
   feedMemory(): void {
     for (const m of this.memory.values()) m.feedAll();
@@ -136,9 +152,11 @@ export class MemorySourceFeed {
   }
 
   /** Sends rows `[fed, end)` of a partition to its task. */
-  feed(partition: number, end: number): void {
+  feed(partition: number, upTo: number): void {
     const log = this.logs[partition]!;
     const writer = this.writers[partition]!;
+    // A log that was not handed over from an earlier run holds fewer rows than that run read.
+    const end = Math.min(upTo, log.length);
     for (let offset = this.fed[partition]!; offset < end; offset++) {
       try {
         writer.writeData(log[offset], partition, this.addedAt[partition]![offset]!, 0, offset);

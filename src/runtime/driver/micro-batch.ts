@@ -1,7 +1,6 @@
 import type { MicroBatchTrigger } from '../../api/trigger.js';
 import type { CheckpointManager, RecoveryPoint } from '../../checkpoint/manager.js';
 import { GeneratorSchedule } from '../../connectors/generator/reader.js';
-import { FrameKind } from '../channel/frame-kind.js';
 import type { Clock } from '../time/clock.js';
 import type { TimerQueue } from '../time/timer-queue.js';
 import type { EpochCoordinator } from './epoch-coordinator.js';
@@ -192,12 +191,7 @@ export class MicroBatchExecution {
         batchWatermarkMs: this.watermark,
         batchTimestampMs: startedAt,
       });
-      for (const [s, source] of this.host.feeds.sources.entries()) {
-        for (let p = 0; p < source.writers.length; p++) {
-          source.memory?.feed(p, ends[s]![p]!);
-          source.writers[p]!.writeMarker2(FrameKind.BATCH, epoch, ends[s]![p]!);
-        }
-      }
+      this.host.feeds.endEpochAt(epoch, ends);
     } catch (e) {
       this.host.fail(e);
       return false;

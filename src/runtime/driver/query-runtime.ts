@@ -5,6 +5,7 @@ import { Piscina } from 'piscina';
 import type { QueryOptions } from '../../api/query-options.js';
 import { isMicroBatch } from '../../api/trigger.js';
 import type { CheckpointManager, RecoveryPoint } from '../../checkpoint/manager.js';
+import { createSinkCommitter } from '../../connectors/sink-committer.js';
 import { deserializeError, ErrorCode, MillraceError } from '../../errors.js';
 import { LatencyAggregator } from '../../metrics/latency.js';
 import type { StreamingQueryProgress } from '../../metrics/progress.js';
@@ -112,7 +113,9 @@ export class QueryRuntime implements MicroBatchHost {
   startTime = Number.NaN;
   private nextEpoch = 0;
   private flushSeq = 0;
-  private flushWaiters: { id: number; resolve: () => void; reject: (e: Error) => void }[] = [];
+  /** processAllAvailable calls: done when probe `id` passed every sink and `epoch` committed. */
+  private flushWaiters: { id: number; epoch: number; resolve: () => void; reject: (e: Error) => void }[] =
+    [];
   private readonly rounds: ReportRounds;
   private readonly pump: Pump;
   private allDone!: () => void;
@@ -151,11 +154,13 @@ export class QueryRuntime implements MicroBatchHost {
         offsetsAtCommit: !microBatch,
         committedEpoch: resumedAfter,
         retention: options.minBatchesToRetain,
+        sinkCommitter: createSinkCommitter(config.plan.definition.sink, config.plan.definition.outputMode),
       },
       {
         committed: (epoch) => {
           this.results.memorySink?.commitEpoch(epoch);
           listener.epochCommitted(epoch);
+          this.settleFlushes();
         },
         failed: (e) =>
           this.fail(
@@ -182,14 +187,15 @@ export class QueryRuntime implements MicroBatchHost {
         sourceOffset: (e, s, p, o) => this.coordinator.sourceOffset(e, s, p, o),
         stateReport: (r) => this.coordinator.stateReport(r),
         stateWritten: (e) => this.coordinator.stateWritten(e),
+        sinkCommit: (c) => this.coordinator.sinkCommit(c.epoch, c.message),
         consoleLine: (line, stream) => listener.consoleLine(line, stream),
       },
       resumedAfter,
     );
     this.pump = new Pump(this.results, this.feeds, this.bells, {
       settle: () => {
-        this.settleFlushes();
         this.coordinator.check();
+        this.settleFlushes();
       },
       failed: (e) =>
         this.onFailure(
@@ -244,6 +250,7 @@ export class QueryRuntime implements MicroBatchHost {
       microBatch,
       watermarks: config.recovery?.watermarks ?? config.plan.watermarks.map(() => Number.NEGATIVE_INFINITY),
       scheduleStarts: config.recovery?.scheduleStarts ?? config.plan.sources.map(() => null),
+      firstEpoch: this.nextEpoch,
       state:
         config.checkpoint === null
           ? null
@@ -340,6 +347,12 @@ export class QueryRuntime implements MicroBatchHost {
     }
     const { trigger, plan } = { trigger: this.config.plan.definition.trigger, plan: this.config.plan };
     if (trigger.kind === 'realTime') {
+      // An epoch whose offsets were written but not committed is redone over the same offsets.
+      const redo = this.recovery?.redo;
+      if (redo) {
+        this.feeds.endEpochAt(redo.epoch, redo.ends);
+        this.nextEpoch = redo.epoch + 1;
+      }
       this.feeds.feedMemory();
       this.scheduleProgress(this.startTime + this.config.options.progressIntervalMs);
       this.scheduleEpoch(this.startTime + trigger.checkpointIntervalMs, trigger.checkpointIntervalMs);
@@ -390,11 +403,17 @@ export class QueryRuntime implements MicroBatchHost {
 
   // --- commands ----------------------------------------------------------------------------------
 
-  /** Resolves once everything available now has reached the sink. */
+  /**
+   * Resolves once everything available now has reached the sink, and every epoch whose barrier was
+   * sent before has committed (its files written, its sink commit done).
+   */
   processAllAvailable(): Promise<void> {
     if (this.microBatch !== null) return this.microBatch.processAllAvailable();
     const id = ++this.flushSeq;
-    const done = new Promise<void>((resolve, reject) => this.flushWaiters.push({ id, resolve, reject }));
+    const epoch = this.nextEpoch - 1;
+    const done = new Promise<void>((resolve, reject) =>
+      this.flushWaiters.push({ id, epoch, resolve, reject }),
+    );
     this.feeds.broadcast(FrameKind.FLUSH, id);
     return done;
   }
@@ -402,11 +421,9 @@ export class QueryRuntime implements MicroBatchHost {
   /** Graceful stop: end-of-stream from every source, wait for every task to finish. */
   async stop(timeoutMs: number): Promise<void> {
     this.microBatch?.stop();
-    // With a checkpoint, a real-time run ends with an epoch of its own: what it processed is
-    // committed, and a restart does not redo it.
-    if (this.checkpoint !== null && this.microBatch === null) {
-      this.feeds.broadcast(FrameKind.BARRIER, this.nextEpoch++);
-    }
+    // A real-time run ends with an epoch of its own: what it processed is committed (and, with a
+    // checkpoint, not redone by the next run).
+    if (this.microBatch === null) this.feeds.broadcast(FrameKind.BARRIER, this.nextEpoch++);
     this.feeds.broadcast(FrameKind.END_OF_STREAM, 0);
     let timer: NodeJS.Timeout | undefined;
     const timedOut = await Promise.race([
@@ -538,7 +555,8 @@ export class QueryRuntime implements MicroBatchHost {
     const upTo = this.results.flushedUpTo();
     const keep: typeof this.flushWaiters = [];
     for (const w of this.flushWaiters) {
-      if (w.id <= upTo || this.results.allEnded) w.resolve();
+      const committed = w.epoch <= this.coordinator.lastCommittedEpoch;
+      if ((w.id <= upTo && committed) || this.results.allEnded) w.resolve();
       else keep.push(w);
     }
     this.flushWaiters = keep;

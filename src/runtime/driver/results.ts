@@ -1,4 +1,5 @@
 import type { OutputMode } from '../../api/output-mode.js';
+import type { SinkCommit } from '../../connectors/sink-runtime.js';
 import type { SinkSpec } from '../../connectors/spec.js';
 import type { PhysicalPlan } from '../../plan/physical.js';
 import type { DoorbellTable } from '../channel/doorbell.js';
@@ -25,6 +26,8 @@ export interface ResultEvents {
   stateReport(report: StateReport): void;
   /** A stateful task's state of `epoch` is durable. */
   stateWritten(epoch: number): void;
+  /** A sink partition's report of an epoch it finished. */
+  sinkCommit(commit: SinkCommit): void;
   /** A line for the console sink. */
   consoleLine(line: string, stream: 'stdout' | 'stderr'): void;
 }
@@ -142,6 +145,9 @@ export class Results {
         this.events.deadLetter(letter);
         return;
       }
+      case FrameKind.SINK_COMMIT:
+        this.events.sinkCommit(r.readValue() as SinkCommit);
+        return;
       case FrameKind.STATE_WRITTEN:
         this.events.stateWritten(r.markerValue());
         return;

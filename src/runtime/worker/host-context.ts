@@ -23,6 +23,8 @@ export interface HostContext {
   /** See HostSpec.watermarks and HostSpec.scheduleStarts. */
   readonly initialWatermarks: readonly number[];
   readonly scheduleStarts: readonly (number | null)[];
+  /** See HostSpec.firstEpoch. */
+  readonly firstEpoch: number;
   /** See HostSpec.state. */
   readonly state: StateCheckpointSpec | null;
   /** Clock time the query started (NaN until every worker runs). */

@@ -37,6 +37,7 @@ export class Host implements HostContext {
   readonly initialWatermarks: readonly number[];
   readonly scheduleStarts: readonly (number | null)[];
   readonly state: StateCheckpointSpec | null;
+  readonly firstEpoch: number;
   startTime = Number.NaN;
   readonly bells: DoorbellTable;
   readonly bell: number;
@@ -62,6 +63,7 @@ export class Host implements HostContext {
     this.initialWatermarks = spec.watermarks;
     this.scheduleStarts = spec.scheduleStarts;
     this.state = spec.state;
+    this.firstEpoch = spec.firstEpoch;
     this.control = new Int32Array(spec.control);
     this.tasks = spec.tasks.map((t) => new Task(this, t, plan, physical));
   }

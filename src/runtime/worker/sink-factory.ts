@@ -1,3 +1,4 @@
+import { FilesSinkRuntime } from '../../connectors/files/sink-runtime.js';
 import { ForeachRuntime } from '../../connectors/foreach/runtime.js';
 import type { SinkRuntime } from '../../connectors/sink-runtime.js';
 import type { SinkKind, SinkSpec } from '../../connectors/spec.js';
@@ -15,7 +16,8 @@ interface SinkTaskInfo {
 const FACTORIES: Record<SinkKind, (spec: any, host: HostContext, task: SinkTaskInfo) => SinkRuntime> = {
   memory: (_spec, host, task) => new DriverSinkRuntime(host, task.index, task.meta),
   console: (_spec, host, task) => new DriverSinkRuntime(host, task.index, task.meta),
-  foreach: (spec, _host, task) => new ForeachRuntime(spec, task.partition, 0),
+  foreach: (spec, host, task) => new ForeachRuntime(spec, task.partition, host.firstEpoch),
+  files: (spec, _host, task) => new FilesSinkRuntime(spec, task.partition),
 };
 
 export function createSinkRuntime(spec: SinkSpec, host: HostContext, task: SinkTaskInfo): SinkRuntime {

@@ -1,4 +1,9 @@
-import { isThenable, type SinkRuntime } from '../../connectors/sink-runtime.js';
+import {
+  isThenable,
+  type SinkCommit,
+  type SinkCommitMessage,
+  type SinkRuntime,
+} from '../../connectors/sink-runtime.js';
 import { FrameKind } from '../channel/frame-kind.js';
 import type { HostContext } from './host-context.js';
 import { originArg, type RowMeta } from './row-meta.js';
@@ -7,6 +12,7 @@ import type { TaskOutput } from './task-output.js';
 /** What the sink output needs from its task. */
 export interface SinkTask {
   readonly index: number;
+  readonly partition: number;
   readonly meta: RowMeta;
   rowsOut: number;
   /** Makes the task wait for `p` before it reads more input. */
@@ -50,9 +56,20 @@ export class SinkOutput implements TaskOutput {
     } catch (e) {
       this.task.sinkFailed(e);
     }
-    const ack = () => this.host.result.writeMarker(kind, value, this.task.index);
+    // What the sink reports for the driver's commit travels before the acknowledgement.
+    const ack = (message: unknown) => {
+      if (kind === FrameKind.BARRIER && message !== undefined && message !== null) {
+        const commit: SinkCommit = {
+          epoch: value,
+          partition: this.task.partition,
+          message: message as SinkCommitMessage,
+        };
+        this.host.result.writeValue(FrameKind.SINK_COMMIT, commit, this.task.index);
+      }
+      this.host.result.writeMarker(kind, value, this.task.index);
+    };
     if (isThenable(r)) this.task.waitFor(Promise.resolve(r).then(ack));
-    else ack();
+    else ack(kind === FrameKind.BARRIER ? r : undefined);
   }
 
   get blocked(): boolean {
@@ -92,7 +109,7 @@ export class DriverSinkRuntime implements SinkRuntime {
     return undefined;
   }
 
-  epochEnd(): unknown {
+  epochEnd(): undefined {
     return undefined;
   }
 

@@ -122,6 +122,7 @@ export class Task implements OperatorContext, SinkTask {
       this.checkpointer = this.stateCheckpointer(this.stateful, statefulId, host.state);
     }
     this.sourceOffset = spec.startOffset ?? 0;
+    this.epoch = host.firstEpoch;
     const first = stage.inputs[0]!;
     this.isSource = first.kind === 'source';
     if (first.kind === 'source') {

@@ -1,0 +1,571 @@
+import { readdir, stat } from 'node:fs/promises';
+import { hostname } from 'node:os';
+import { join, relative, sep } from 'node:path';
+import { ErrorCode, MillraceError } from '../errors.js';
+import { EpochLogs, type OffsetEntry, type SourceOffsets } from './epoch-logs.js';
+import { readChecked } from './files.js';
+import { CheckpointLayout } from './layout.js';
+import { LOCK_STALE_AFTER_MS, type LockOwner } from './lock.js';
+import { type CheckpointMetadata, readMetadata, type SourceRecord } from './metadata.js';
+import { listStateVersions, readStateFile, restorePlan, type StateFileKind } from './state-files.js';
+
+/**
+ * Reading a checkpoint from the outside, for `millrace checkpoint inspect | verify`: what it holds,
+ * what a restart would do with it (the rules of {@link CheckpointManager} and the state
+ * checkpointer, restated here without taking the lock), and whether every file checks. Nothing
+ * here writes; a damaged file becomes a {@link CheckpointProblem}, never an exception, so one
+ * report names every problem.
+ */
+
+/** Something wrong with one file: `file` (relative to the checkpoint, `/`-separated) then `message`. */
+export interface CheckpointProblem {
+  readonly file: string;
+  /** A clause that follows the file name: "is corrupt: …", "is missing: …". */
+  readonly message: string;
+}
+
+/** The epochs one log holds. */
+export interface EpochSpan {
+  readonly count: number;
+  readonly first: number | null;
+  readonly last: number | null;
+}
+
+/** What a run started on this checkpoint would do (SPEC §6.2). */
+export interface RestartPlan {
+  /** The last committed epoch; the run goes on after it (null: none, it starts from the beginning). */
+  readonly resumeAfter: number | null;
+  /** The first epoch the run writes. */
+  readonly nextEpoch: number;
+  /**
+   * An epoch whose offsets were written but that did not commit (null: none). A micro-batch run
+   * redoes it with exactly those offsets; a real-time run reads on from the committed offsets.
+   */
+  readonly redoEpoch: number | null;
+  /** The state version restored: the state at the end of `resumeAfter` (0: empty state). */
+  readonly restoreVersion: number;
+}
+
+export interface SourceOffsetsView {
+  /** The offset log's key: the source's position (v1) or its name (v2). */
+  readonly key: string;
+  readonly index: number | null;
+  readonly name: string | null;
+  /** Partition → next offset to read. */
+  readonly offsets: SourceOffsets;
+}
+
+/** What the last committed epoch read (its offsets file). */
+export interface CommittedOffsets {
+  readonly epoch: number;
+  readonly batchWatermarkMs: number;
+  readonly batchTimestampMs: number;
+  readonly sources: readonly SourceOffsetsView[];
+}
+
+/** The watermarks the last committed epoch reached (its commit file); a restart goes on from them. */
+export interface CommittedWatermarks {
+  readonly epoch: number;
+  /** The watermark the next micro-batch uses (0: none yet). */
+  readonly nextBatchWatermarkMs: number;
+  /** Each watermark input's value at the end of the epoch (null: none yet). */
+  readonly inputs: readonly (number | null)[];
+}
+
+export interface PartitionState {
+  readonly partition: number;
+  readonly snapshots: readonly number[];
+  readonly changelogs: readonly number[];
+  /** Bytes of every state file of the partition. */
+  readonly bytes: number;
+  /** What a restart reads: the newest snapshot at or below its version (null: none), then changelogs. */
+  readonly restoreFrom: { readonly snapshot: number | null; readonly changelogs: readonly number[] };
+  /** Keys the restored state holds (null: its files cannot be read; see the problems). */
+  readonly keys: number | null;
+}
+
+export interface OperatorState {
+  readonly operatorId: number;
+  readonly kind: string;
+  readonly partitions: readonly PartitionState[];
+  readonly keys: number | null;
+  readonly bytes: number;
+}
+
+export interface LockStatus {
+  readonly owner: LockOwner;
+  readonly sameHost: boolean;
+  /** On this host: whether the owner's process exists (null: the owner is on another host). */
+  readonly processAlive: boolean | null;
+  readonly heartbeatAgeMs: number;
+  /** Whether a new run would be refused with CHECKPOINT_IN_USE (else it takes the lock over). */
+  readonly held: boolean;
+}
+
+export interface CheckpointInspection {
+  readonly location: string;
+  readonly queryId: string;
+  readonly createdAt: number;
+  readonly offsetLogFormat: 'v1' | 'v2';
+  readonly sources: readonly SourceRecord[];
+  readonly retiredSources: readonly string[];
+  readonly sink: string;
+  readonly offsetEpochs: EpochSpan;
+  readonly commitEpochs: EpochSpan;
+  readonly restart: RestartPlan;
+  /** The last committed epoch's offsets (null: nothing committed, or unreadable). */
+  readonly offsets: CommittedOffsets | null;
+  /** The last committed epoch's watermarks (null: nothing committed, or unreadable). */
+  readonly watermarks: CommittedWatermarks | null;
+  readonly state: readonly OperatorState[];
+  readonly lock: LockStatus | null;
+  /** What could not be read (run verify for the whole list). */
+  readonly problems: readonly CheckpointProblem[];
+}
+
+export interface CheckpointVerification {
+  readonly location: string;
+  readonly queryId: string | null;
+  /** Files read and checked, by kind. */
+  readonly checked: {
+    readonly metadata: number;
+    readonly offsets: number;
+    readonly commits: number;
+    readonly state: number;
+    readonly sources: number;
+    readonly lock: number;
+  };
+  readonly restart: RestartPlan;
+  /** Stateful partitions whose restore chain was followed. */
+  readonly restorablePartitions: number;
+  readonly problems: readonly CheckpointProblem[];
+}
+
+/** Why `root` is not a checkpoint directory, or null when it is one (it has a metadata file). */
+export async function whyNotACheckpoint(root: string): Promise<string | null> {
+  const info = await stat(root).catch(() => undefined);
+  if (info === undefined) return `there is no directory ${root}`;
+  if (!info.isDirectory()) return `${root} is not a directory`;
+  const metadata = await stat(new CheckpointLayout(root).metadata).catch(() => undefined);
+  if (metadata === undefined) {
+    return `${root} is not a checkpoint: it has no metadata file (a query writes one when it first starts there)`;
+  }
+  return null;
+}
+
+/** Collects problems, naming files relative to the checkpoint. */
+class Problems {
+  readonly list: CheckpointProblem[] = [];
+  constructor(private readonly root: string) {}
+
+  name(path: string): string {
+    return relative(this.root, path).split(sep).join('/');
+  }
+
+  add(path: string, message: string): void {
+    this.list.push({ file: this.name(path), message });
+  }
+
+  has(path: string): boolean {
+    const file = this.name(path);
+    return this.list.some((p) => p.file === file);
+  }
+
+  /** Runs `read`; a failure becomes a problem of `path` and the result undefined. */
+  async attempt<T>(path: string, read: () => T | Promise<T>): Promise<T | undefined> {
+    try {
+      return await read();
+    } catch (e) {
+      // A file listed a moment ago and gone now was purged by a running query: not a problem.
+      if (!(await exists(path))) return undefined;
+      this.add(path, clause(e, path));
+      return undefined;
+    }
+  }
+}
+
+/** An error's message as a clause after the file name ("is corrupt: …"). */
+function clause(e: unknown, path: string): string {
+  const message = e instanceof Error ? e.message : String(e);
+  const prefix = `checkpoint file ${path} `;
+  if (message.startsWith(prefix)) return message.slice(prefix.length);
+  return e instanceof MillraceError ? `is unusable: ${message}` : `cannot be read: ${message}`;
+}
+
+async function exists(path: string): Promise<boolean> {
+  return (await stat(path).catch(() => undefined)) !== undefined;
+}
+
+function span(epochs: readonly number[]): EpochSpan {
+  return { count: epochs.length, first: epochs[0] ?? null, last: epochs.at(-1) ?? null };
+}
+
+/** CheckpointManager's recovery rules. */
+function restartPlan(offsetEpochs: readonly number[], commitEpochs: readonly number[]): RestartPlan {
+  const committed = commitEpochs.at(-1) ?? -1;
+  const planned = offsetEpochs.at(-1) ?? -1;
+  return {
+    resumeAfter: committed >= 0 ? committed : null,
+    nextEpoch: committed + 1,
+    redoEpoch: planned > committed ? planned : null,
+    restoreVersion: committed + 1,
+  };
+}
+
+async function numericEntries(dir: string): Promise<number[]> {
+  const names = await readdir(dir).catch(() => [] as string[]);
+  return names
+    .filter((n) => /^\d+$/.test(n))
+    .map(Number)
+    .sort((a, b) => a - b);
+}
+
+/** A stateful operator: named by the metadata (`kind`), or only found under state/ (kind null). */
+interface StatefulDirs {
+  readonly operatorId: number;
+  readonly kind: string | null;
+  /** The partition directories present, ascending. */
+  readonly partitions: number[];
+}
+
+async function statefulOperators(
+  root: string,
+  metadata: CheckpointMetadata | undefined,
+): Promise<StatefulDirs[]> {
+  const ids = new Map<number, string | null>();
+  for (const s of metadata?.stateful ?? []) ids.set(s.operatorId, s.kind);
+  for (const id of await numericEntries(join(root, 'state'))) {
+    if (!ids.has(id)) ids.set(id, null);
+  }
+  return Promise.all(
+    [...ids]
+      .sort(([a], [b]) => a - b)
+      .map(async ([operatorId, kind]) => ({
+        operatorId,
+        kind,
+        partitions: await numericEntries(join(root, 'state', String(operatorId))),
+      })),
+  );
+}
+
+/**
+ * Keys held after replaying `files` as a restore does (removals, then writes, file by file); null
+ * when a file cannot be read (it becomes a problem).
+ */
+function replayKeys(
+  files: readonly { path: string; version: number; kind: StateFileKind }[],
+  operatorId: number,
+  partition: number,
+  problems: Problems,
+): number | null {
+  const keys = new Set<string>();
+  for (const f of files) {
+    let content: ReturnType<typeof readStateFile>;
+    try {
+      content = readStateFile(f.path, { kind: f.kind, version: f.version, operatorId, partition });
+    } catch (e) {
+      problems.add(f.path, clause(e, f.path));
+      return null;
+    }
+    for (const k of content.removed) keys.delete(k);
+    for (const [k] of content.written) keys.add(k);
+  }
+  return keys.size;
+}
+
+async function partitionState(
+  layout: CheckpointLayout,
+  operatorId: number,
+  partition: number,
+  version: number,
+  problems: Problems,
+): Promise<PartitionState> {
+  const dir = layout.stateDir(operatorId, partition);
+  const { snapshots, changelogs } = listStateVersions(dir);
+  let bytes = 0;
+  for (const name of await readdir(dir).catch(() => [] as string[])) {
+    if (/^\d+\.(changelog|snapshot)$/.test(name))
+      bytes += (await stat(join(dir, name)).catch(() => null))?.size ?? 0;
+  }
+  const files = version > 0 ? restorePlan(dir, version) : [];
+  return {
+    partition,
+    snapshots,
+    changelogs,
+    bytes,
+    restoreFrom: {
+      snapshot: files.find((f) => f.kind === 'snapshot')?.version ?? null,
+      changelogs: files.filter((f) => f.kind === 'changelog').map((f) => f.version),
+    },
+    keys: replayKeys(files, operatorId, partition, problems),
+  };
+}
+
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (e) {
+    return (e as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
+/** The lock's owner and whether it still holds the checkpoint, by the lock's own rules. */
+function lockStatus(owner: LockOwner): LockStatus {
+  const sameHost = owner.host === hostname();
+  const heartbeatAgeMs = Date.now() - owner.heartbeatAt;
+  const processAlive = sameHost ? alive(owner.pid) : null;
+  const held = processAlive ?? heartbeatAgeMs < LOCK_STALE_AFTER_MS;
+  return { owner, sameHost, processAlive, heartbeatAgeMs, held };
+}
+
+function corrupt(path: string, why: string): MillraceError {
+  return new MillraceError(ErrorCode.CHECKPOINT_CORRUPT, `checkpoint file ${path} is corrupt: ${why}`);
+}
+
+/** A checked file holding one JSON object. */
+async function readJsonFile(path: string): Promise<Record<string, unknown>> {
+  const text = (await readChecked(path)).toString();
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch (e) {
+    throw corrupt(path, (e as Error).message);
+  }
+  if (typeof value !== 'object' || value === null) throw corrupt(path, 'it holds no JSON object');
+  return value as Record<string, unknown>;
+}
+
+async function readLock(path: string): Promise<LockOwner> {
+  const owner = await readJsonFile(path);
+  if (
+    typeof owner.pid !== 'number' ||
+    typeof owner.host !== 'string' ||
+    typeof owner.heartbeatAt !== 'number'
+  ) {
+    throw corrupt(path, 'it names no owner (pid, host, heartbeat)');
+  }
+  return owner as unknown as LockOwner;
+}
+
+function describeOffsets(entry: OffsetEntry, metadata: CheckpointMetadata): SourceOffsetsView[] {
+  return entry.sources.map((s) => {
+    const source =
+      entry.format === 'v1'
+        ? metadata.sources[Number(s.key)]
+        : metadata.sources.find((m) => m.name === s.key);
+    return { key: s.key, index: source?.index ?? null, name: source?.name ?? null, offsets: s.offsets };
+  });
+}
+
+/**
+ * What the checkpoint at `root` holds. Throws CHECKPOINT_CORRUPT when its metadata cannot be read;
+ * anything else that cannot be read is listed in `problems`.
+ */
+export async function inspectCheckpoint(root: string): Promise<CheckpointInspection> {
+  const layout = new CheckpointLayout(root);
+  const logs = new EpochLogs(layout);
+  const problems = new Problems(root);
+  const metadata = await readMetadata(layout);
+  if (metadata === undefined) {
+    throw new MillraceError(
+      ErrorCode.CHECKPOINT_CORRUPT,
+      (await whyNotACheckpoint(root)) ?? `no metadata in ${root}`,
+    );
+  }
+  const offsetEpochs = await logs.offsetEpochs();
+  const commitEpochs = await logs.commitEpochs();
+  const restart = restartPlan(offsetEpochs, commitEpochs);
+  let offsets: CommittedOffsets | null = null;
+  let watermarks: CommittedWatermarks | null = null;
+  if (restart.resumeAfter !== null) {
+    const epoch = restart.resumeAfter;
+    if (!(await exists(layout.offsets(epoch)))) {
+      problems.add(
+        layout.offsets(epoch),
+        `is missing: epoch ${epoch} is committed, and a restart resumes from its offsets`,
+      );
+    }
+    const entry = await problems.attempt(layout.offsets(epoch), () => logs.readOffsets(epoch));
+    if (entry !== undefined) {
+      const { batchWatermarkMs, batchTimestampMs } = entry.metadata;
+      offsets = { epoch, batchWatermarkMs, batchTimestampMs, sources: describeOffsets(entry, metadata) };
+    }
+    const commit = await problems.attempt(layout.commit(epoch), () => logs.readCommit(epoch));
+    if (commit !== undefined) {
+      const { nextBatchWatermarkMs, watermarks: inputs = [] } = commit;
+      watermarks = { epoch, nextBatchWatermarkMs, inputs };
+    }
+  }
+  const state: OperatorState[] = [];
+  for (const op of await statefulOperators(root, metadata)) {
+    const partitions: PartitionState[] = [];
+    for (const p of op.partitions) {
+      partitions.push(await partitionState(layout, op.operatorId, p, restart.restoreVersion, problems));
+    }
+    state.push({
+      operatorId: op.operatorId,
+      kind: op.kind ?? 'unknown (not in the metadata)',
+      partitions,
+      keys: partitions.some((p) => p.keys === null) ? null : partitions.reduce((n, p) => n + p.keys!, 0),
+      bytes: partitions.reduce((n, p) => n + p.bytes, 0),
+    });
+  }
+  let lock: LockStatus | null = null;
+  if (await exists(layout.lock)) {
+    const owner = await problems.attempt(layout.lock, () => readLock(layout.lock));
+    if (owner !== undefined) lock = lockStatus(owner);
+  }
+  return {
+    location: root,
+    queryId: metadata.id,
+    createdAt: metadata.createdAt,
+    offsetLogFormat: metadata.offsetLogFormat,
+    sources: metadata.sources,
+    retiredSources: metadata.retiredSources ?? [],
+    sink: metadata.sink?.kind ?? 'unknown',
+    offsetEpochs: span(offsetEpochs),
+    commitEpochs: span(commitEpochs),
+    restart,
+    offsets,
+    watermarks,
+    state,
+    lock,
+    problems: problems.list,
+  };
+}
+
+/**
+ * Checks every file of the checkpoint at `root` (checksum and format) and that a restart has what
+ * it needs: an offsets file for every commit, and the whole restore chain of the last committed
+ * epoch's state for every stateful partition.
+ */
+export async function verifyCheckpoint(root: string): Promise<CheckpointVerification> {
+  const layout = new CheckpointLayout(root);
+  const logs = new EpochLogs(layout);
+  const problems = new Problems(root);
+  const checked = { metadata: 0, offsets: 0, commits: 0, state: 0, sources: 0, lock: 0 };
+
+  const metadata = await problems.attempt(layout.metadata, () => readMetadata(layout));
+  checked.metadata++;
+
+  const offsetEpochs = await logs.offsetEpochs();
+  for (const epoch of offsetEpochs) {
+    const path = layout.offsets(epoch);
+    const entry = await problems.attempt(path, () => logs.readOffsets(epoch));
+    checked.offsets++;
+    if (
+      entry?.format === 'v1' &&
+      metadata !== undefined &&
+      entry.sources.length !== metadata.sources.length
+    ) {
+      problems.add(
+        path,
+        `is incomplete: it lists ${entry.sources.length} source(s), the query has ${metadata.sources.length}`,
+      );
+    }
+  }
+  const commitEpochs = await logs.commitEpochs();
+  for (const epoch of commitEpochs) {
+    const path = layout.commit(epoch);
+    const commit = await problems.attempt(path, () => logs.readCommit(epoch));
+    checked.commits++;
+    if (commit !== undefined && typeof commit?.nextBatchWatermarkMs !== 'number') {
+      problems.add(path, 'is corrupt: it has no nextBatchWatermarkMs');
+    }
+  }
+  // Offsets are written before (micro-batch) or with (real time) their commit, never after.
+  const newestOffsets = offsetEpochs.at(-1) ?? -1;
+  const hasOffsets = new Set(offsetEpochs);
+  for (const epoch of commitEpochs) {
+    if (hasOffsets.has(epoch)) continue;
+    const newest = newestOffsets < 0 ? 'there is none' : `offsets/${newestOffsets}`;
+    problems.add(
+      layout.commit(epoch),
+      epoch > newestOffsets
+        ? `is newer than the newest offsets file (${newest}): an epoch commits only after its offsets are written`
+        : `has no offsets/${epoch}: a committed epoch's offsets are where a restart resumes`,
+    );
+  }
+
+  const restart = restartPlan(offsetEpochs, commitEpochs);
+  let restorablePartitions = 0;
+  for (const op of await statefulOperators(root, metadata)) {
+    const schema = layout.stateSchema(op.operatorId);
+    if (await exists(schema)) {
+      await problems.attempt(schema, () => readChecked(schema));
+      checked.state++;
+    }
+    for (const p of op.partitions) {
+      const dir = layout.stateDir(op.operatorId, p);
+      const { snapshots, changelogs } = listStateVersions(dir);
+      const files = [
+        ...snapshots.map((version) => ({ version, kind: 'snapshot' as const })),
+        ...changelogs.map((version) => ({ version, kind: 'changelog' as const })),
+      ];
+      for (const f of files) {
+        const path = layout.stateFile(op.operatorId, p, f.version, f.kind);
+        await problems.attempt(path, () =>
+          readStateFile(path, { kind: f.kind, version: f.version, operatorId: op.operatorId, partition: p }),
+        );
+        checked.state++;
+      }
+    }
+    // Leftovers of an operator the metadata does not name are checked, not required (unless the
+    // metadata itself is unreadable: then every operator found is taken as the query's).
+    if (restart.restoreVersion === 0 || (op.kind === null && metadata !== undefined)) continue;
+    const opDir = join(root, 'state', String(op.operatorId));
+    if (op.partitions.length === 0) {
+      problems.add(
+        opDir,
+        `is missing: operator ${op.operatorId} (${op.kind ?? 'stateful'}) is stateful and epoch ${restart.resumeAfter} is committed, so its state must be here`,
+      );
+      continue;
+    }
+    // Partitions are numbered from 0: a gap is a partition whose state is gone.
+    for (let p = 0; p <= op.partitions.at(-1)!; p++) {
+      if (!op.partitions.includes(p)) {
+        problems.add(
+          layout.stateDir(op.operatorId, p),
+          `is missing: operator ${op.operatorId} has state for partition ${op.partitions.at(-1)}, so it must have state for partition ${p} too`,
+        );
+        continue;
+      }
+      let complete = true;
+      for (const f of restorePlan(layout.stateDir(op.operatorId, p), restart.restoreVersion)) {
+        if (await exists(f.path)) {
+          complete &&= !problems.has(f.path);
+          continue;
+        }
+        complete = false;
+        problems.add(
+          f.path,
+          `is missing: a restart restores state version ${restart.restoreVersion} (the end of epoch ${restart.resumeAfter}) and needs it`,
+        );
+      }
+      if (complete) restorablePartitions++;
+    }
+  }
+
+  for (const id of await readdir(join(root, 'sources')).catch(() => [] as string[])) {
+    const path = join(layout.sourceDir(id), 'schedule');
+    if (!(await exists(path))) continue;
+    await problems.attempt(path, async () => {
+      if (typeof (await readJsonFile(path)).startTimeMs !== 'number')
+        throw corrupt(path, 'it has no startTimeMs');
+    });
+    checked.sources++;
+  }
+  if (await exists(layout.lock)) {
+    await problems.attempt(layout.lock, () => readLock(layout.lock));
+    checked.lock++;
+  }
+  return {
+    location: root,
+    queryId: metadata?.id ?? null,
+    checked,
+    restart,
+    restorablePartitions,
+    problems: problems.list,
+  };
+}

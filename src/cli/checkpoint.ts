@@ -1,0 +1,247 @@
+import { resolve } from 'node:path';
+import { parseArgs } from 'node:util';
+import {
+  type CheckpointInspection,
+  type CheckpointProblem,
+  type CheckpointVerification,
+  inspectCheckpoint,
+  type LockStatus,
+  type OperatorState,
+  type RestartPlan,
+  verifyCheckpoint,
+  whyNotACheckpoint,
+} from '../checkpoint/inspect.js';
+import { type CliIO, ExitCode } from './io.js';
+import { describe } from './run.js';
+
+export const CHECKPOINT_USAGE = `Usage: millrace checkpoint inspect <dir> [--json]
+       millrace checkpoint verify <dir> [--json]
+
+  inspect   what a checkpoint holds: epochs, what a restart would do, committed offsets per
+            source, the last watermarks, state per operator and partition, the lock's owner
+  verify    checks every file's checksum and format, and that a restart has everything it needs
+            (offsets for every commit, the whole state restore chain); one line per problem
+  --json    one JSON object instead of text
+
+Exit codes: 0 sound, 1 a problem was found, 2 bad usage or not a checkpoint.
+`;
+
+/** `millrace checkpoint inspect|verify <dir>`. Reads only: safe on the checkpoint of a running query. */
+export async function checkpointCommand(args: string[], io: CliIO): Promise<number> {
+  const [action, ...rest] = args;
+  if (action === '--help' || action === '-h' || action === 'help') {
+    io.out(CHECKPOINT_USAGE);
+    return ExitCode.OK;
+  }
+  if (action !== 'inspect' && action !== 'verify') {
+    const why = action === undefined ? 'name an action' : `unknown action '${action}'`;
+    io.err(`millrace checkpoint: ${why}: inspect or verify\n\n${CHECKPOINT_USAGE}`);
+    return ExitCode.USAGE;
+  }
+  const name = `millrace checkpoint ${action}`;
+  let json: boolean;
+  let positionals: string[];
+  try {
+    const parsed = parseArgs({ args: rest, allowPositionals: true, options: { json: { type: 'boolean' } } });
+    json = parsed.values.json === true;
+    positionals = parsed.positionals;
+  } catch (e) {
+    io.err(`${name}: ${(e as Error).message}\n\n${CHECKPOINT_USAGE}`);
+    return ExitCode.USAGE;
+  }
+  if (positionals.length !== 1) {
+    io.err(`${name}: name one checkpoint directory\n\n${CHECKPOINT_USAGE}`);
+    return ExitCode.USAGE;
+  }
+  const dir = resolve(positionals[0]!);
+  const notACheckpoint = await whyNotACheckpoint(dir);
+  if (notACheckpoint !== null) {
+    io.err(`${name}: ${notACheckpoint}\n`);
+    return ExitCode.USAGE;
+  }
+  try {
+    if (action === 'inspect') {
+      const report = await inspectCheckpoint(dir);
+      io.out(json ? `${JSON.stringify(report)}\n` : formatInspection(report));
+      return report.problems.length === 0 ? ExitCode.OK : ExitCode.QUERY_FAILED;
+    }
+    const report = await verifyCheckpoint(dir);
+    const ok = report.problems.length === 0;
+    io.out(json ? `${JSON.stringify({ ok, ...report })}\n` : formatVerification(report));
+    return ok ? ExitCode.OK : ExitCode.QUERY_FAILED;
+  } catch (e) {
+    const hint = action === 'inspect' ? `; run 'millrace checkpoint verify ${dir}' for every problem` : '';
+    io.err(`${name}: ${describe(e)}${hint}\n`);
+    return ExitCode.QUERY_FAILED;
+  }
+}
+
+/** `1..3, 5, 7..8`; `none` for no versions. */
+export function formatVersions(versions: readonly number[]): string {
+  const parts: string[] = [];
+  for (let i = 0; i < versions.length; ) {
+    let j = i;
+    while (j + 1 < versions.length && versions[j + 1] === versions[j]! + 1) j++;
+    parts.push(i === j ? String(versions[i]) : `${versions[i]}..${versions[j]}`);
+    i = j + 1;
+  }
+  return parts.length === 0 ? 'none' : parts.join(', ');
+}
+
+/** `changelog 3`, `changelogs 1..4`, `no snapshots`. */
+function versions(kind: string, vs: readonly number[]): string {
+  if (vs.length === 0) return `no ${kind}s`;
+  return `${vs.length === 1 ? kind : `${kind}s`} ${formatVersions(vs)}`;
+}
+
+export function formatBytes(n: number): string {
+  if (n < 1024) return `${n} B`;
+  if (n < 1024 * 1024) return `${(n / 1024).toFixed(1)} KiB`;
+  return `${(n / (1024 * 1024)).toFixed(1)} MiB`;
+}
+
+const time = (ms: number) => new Date(ms).toISOString();
+
+/** The engine writes 0 for "no watermark yet" in commits. */
+function formatWatermark(ms: number | null): string {
+  return ms === null || ms === 0 ? 'none yet' : `${time(ms)} (${ms})`;
+}
+
+const plural = (n: number, one: string, many = `${one}s`) => `${n} ${n === 1 ? one : many}`;
+
+function describeRestart(r: RestartPlan): string[] {
+  const lines =
+    r.resumeAfter === null
+      ? [`nothing is committed: a restart starts from the beginning (epoch 0), with empty state`]
+      : [
+          `last committed epoch: ${r.resumeAfter}`,
+          `a restart resumes after epoch ${r.resumeAfter}: its first epoch is ${r.nextEpoch}, ` +
+            `and state is restored to version ${r.restoreVersion}`,
+        ];
+  if (r.redoEpoch !== null) {
+    lines.push(
+      `epoch ${r.redoEpoch} has offsets but no commit: a micro-batch run redoes batch ${r.redoEpoch} ` +
+        'with exactly those offsets first; a real-time run reads on from the committed offsets',
+    );
+  }
+  return lines;
+}
+
+function describeOperator(op: OperatorState): string[] {
+  const keys = op.keys === null ? 'keys unknown' : plural(op.keys, 'key');
+  const lines = [
+    `operator ${op.operatorId} ${op.kind}: ${keys}, ${formatBytes(op.bytes)} in ${plural(op.partitions.length, 'partition')}`,
+  ];
+  if (op.partitions.length === 0) lines.push('  no state files');
+  for (const p of op.partitions) {
+    const keys = p.keys === null ? 'keys unknown' : plural(p.keys, 'key');
+    const from = [
+      ...(p.restoreFrom.snapshot === null ? [] : [`snapshot ${p.restoreFrom.snapshot}`]),
+      ...(p.restoreFrom.changelogs.length === 0 ? [] : [versions('changelog', p.restoreFrom.changelogs)]),
+    ];
+    const onDisk = [versions('snapshot', p.snapshots), versions('changelog', p.changelogs)];
+    lines.push(
+      `  partition ${p.partition}: ${keys}, ${formatBytes(p.bytes)}; ` +
+        `restores from ${from.length === 0 ? 'nothing' : from.join(' + ')}; on disk: ${onDisk.join(', ')}`,
+    );
+  }
+  return lines;
+}
+
+function describeLock(lock: LockStatus | null, unreadable: boolean): string {
+  if (unreadable) return 'the lock file cannot be read (below): the next run takes it over as stale';
+  if (lock === null) return 'none: no run holds this checkpoint';
+  const o = lock.owner;
+  const owner = `held by run ${o.runId} of query ${o.queryId}: process ${o.pid} on ${o.host}, since ${time(o.startedAt)}`;
+  const heartbeat = `last heartbeat ${Math.round(lock.heartbeatAgeMs / 1000)} s ago`;
+  if (lock.processAlive === true) return `${owner}; the process is running`;
+  if (lock.processAlive === false) return `${owner}; the process is gone: the next run takes the lock over`;
+  return lock.held
+    ? `${owner}; ${heartbeat}: the owner is live`
+    : `${owner}; ${heartbeat}: the lock is stale, the next run takes it over`;
+}
+
+const problemLine = (p: CheckpointProblem) => `${p.file} ${p.message}`;
+
+export function formatInspection(r: CheckpointInspection): string {
+  const span = (s: CheckpointInspection['offsetEpochs']) =>
+    s.count === 0
+      ? 'none'
+      : `${s.first === s.last ? s.first : `${s.first}..${s.last}`} (${plural(s.count, 'file')})`;
+  const out = [
+    `checkpoint ${r.location}`,
+    `  query id           ${r.queryId}`,
+    `  created            ${time(r.createdAt)}`,
+    `  offset log format  ${r.offsetLogFormat}`,
+    `  sink               ${r.sink}`,
+    '',
+    'sources',
+    ...r.sources.map(
+      (s) => `  source ${s.index} ${s.name ?? '(unnamed)'}: ${s.kind}, ${plural(s.partitions, 'partition')}`,
+    ),
+    ...(r.retiredSources.length === 0 ? [] : [`  retired: ${r.retiredSources.join(', ')}`]),
+    '',
+    'epochs',
+    `  offsets  ${span(r.offsetEpochs)}`,
+    `  commits  ${span(r.commitEpochs)}`,
+    ...describeRestart(r.restart).map((l) => `  ${l}`),
+  ];
+  if (r.offsets !== null) {
+    out.push('', `offsets of epoch ${r.offsets.epoch} (committed)`);
+    for (const s of r.offsets.sources) {
+      const label =
+        s.index === null
+          ? `source ${s.key} (not in the metadata)`
+          : `source ${s.index} ${s.name ?? '(unnamed)'}`;
+      const parts = Object.entries(s.offsets).map(([p, o]) => `partition ${p} at ${o}`);
+      out.push(`  ${label}: ${parts.length === 0 ? 'no partitions' : parts.join(', ')}`);
+    }
+  }
+  if (r.watermarks !== null) {
+    const w = r.watermarks;
+    out.push('', `watermarks at the end of epoch ${w.epoch}`);
+    out.push(`  next batch watermark  ${formatWatermark(w.nextBatchWatermarkMs)}`);
+    if (w.inputs.length === 0) out.push('  (the query has no watermark)');
+    for (const [i, ms] of w.inputs.entries()) out.push(`  input ${i}               ${formatWatermark(ms)}`);
+  }
+  const v = r.restart.restoreVersion;
+  out.push('', v === 0 ? 'state (nothing to restore)' : `state (version ${v}, the end of epoch ${v - 1})`);
+  if (r.state.length === 0) out.push('  the query has no stateful operator');
+  for (const op of r.state) out.push(...describeOperator(op).map((l) => `  ${l}`));
+  out.push(
+    '',
+    'lock',
+    `  ${describeLock(
+      r.lock,
+      r.problems.some((p) => p.file === 'lock'),
+    )}`,
+  );
+  if (r.problems.length > 0) {
+    out.push('', `problems (run 'millrace checkpoint verify ${r.location}' to check every file)`);
+    out.push(...r.problems.map((p) => `  ${problemLine(p)}`));
+  }
+  return `${out.join('\n')}\n`;
+}
+
+export function formatVerification(r: CheckpointVerification): string {
+  const c = r.checked;
+  const files = c.metadata + c.offsets + c.commits + c.state + c.sources + c.lock;
+  const counts =
+    `${plural(files, 'file')} checked: metadata, ${plural(c.offsets, 'offsets file')}, ` +
+    `${plural(c.commits, 'commit file')}, ${plural(c.state, 'state file')}, ` +
+    `${plural(c.sources, 'source file')}, ${c.lock === 0 ? 'no lock' : 'the lock'}`;
+  if (r.problems.length === 0) {
+    const restart =
+      r.restart.resumeAfter === null
+        ? 'nothing is committed yet'
+        : `a restart resumes after epoch ${r.restart.resumeAfter} and can restore the state of ` +
+          plural(r.restorablePartitions, 'stateful partition');
+    return `checkpoint ${r.location} is sound (${counts}); ${restart}\n`;
+  }
+  return (
+    `${r.problems.map(problemLine).join('\n')}\n` +
+    `${plural(r.problems.length, 'problem')} in checkpoint ${r.location} (${counts}). ` +
+    'A restart fails on a damaged or missing file it needs: put the named files back from a copy of ' +
+    'the checkpoint, or start the query on a new checkpoint location.\n'
+  );
+}
