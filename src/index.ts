@@ -10,6 +10,7 @@ export { GroupedStream } from './api/grouped-stream.js';
 export { defineJob, JobContext, type JobModule, type JobParams } from './api/job.js';
 export type { OutputMode } from './api/output-mode.js';
 export type { BadRecordPolicy, LateRowPolicy, QueryOptions, QueryOptionsInput } from './api/query-options.js';
+export type { RestartPolicy, RestartPolicyInput } from './api/restart-policy.js';
 export { type OperatorOptions, Stream } from './api/stream.js';
 export {
   type AvailableNowTrigger,
@@ -46,6 +47,7 @@ export type {
   StreamingQueryProgress,
 } from './metrics/progress.js';
 export type { KeySpec } from './plan/nodes.js';
+export type { RestartEvent } from './runtime/driver/restarts.js';
 export type { SinkEpoch } from './runtime/driver/sink-store.js';
 export { type StartOptions, startQuery } from './runtime/driver/start-query.js';
 export {

@@ -5,6 +5,7 @@ import {
   MIN_RING_CAPACITY,
 } from '../runtime/channel/ring-layout.js';
 import { type Duration, parseDuration } from '../util/duration.js';
+import { type RestartPolicy, type RestartPolicyInput, resolveRestartPolicy } from './restart-policy.js';
 
 /** What happens to a row that user code throws on. */
 export type BadRecordPolicy = 'fail' | 'skip' | 'deadLetter';
@@ -42,6 +43,28 @@ export interface QueryOptions {
   readonly minBatchesToRetain: number;
   /** A full state snapshot every this many epochs, changelogs in between (Spark's name). Default 10. */
   readonly minDeltasForSnapshot: number;
+  /**
+   * Restarts a failed query from its checkpoint with exponential backoff (SPEC §6.5); needs a
+   * checkpoint location. Default null: a failure ends the query.
+   */
+  readonly restartPolicy: RestartPolicy | null;
+  /**
+   * Named-source evolution (SPEC §6.4). `true`: every source must be named
+   * (`UNNAMED_STREAMING_SOURCES_WITH_ENFORCEMENT` otherwise) and the checkpoint keeps offsets by
+   * source name (offset log v2), so later runs may reorder, add and remove sources. A checkpoint
+   * keeps the format it was created with: v1 and v2 cannot be switched. Default false.
+   */
+  readonly sourceEvolution: boolean;
+  /**
+   * Asynchronous progress tracking (Spark's name): the offset and commit logs are written for at
+   * most one epoch every `asyncProgressTrackingCheckpointIntervalMs`, off the record path; the
+   * epochs in between commit in memory only. A restart after a crash goes on from the last epoch
+   * written, so what came after it is processed again (at-least-once for those epochs). Not with
+   * the `availableNow` and `once` triggers, nor with the files sink. Default false.
+   */
+  readonly asyncProgressTracking: boolean;
+  /** See {@link asyncProgressTracking}. Default 1000. */
+  readonly asyncProgressTrackingCheckpointIntervalMs: number;
 }
 
 export const DEFAULT_QUERY_OPTIONS: QueryOptions = Object.freeze({
@@ -55,6 +78,10 @@ export const DEFAULT_QUERY_OPTIONS: QueryOptions = Object.freeze({
   multipleWatermarkPolicy: 'min',
   minBatchesToRetain: 100,
   minDeltasForSnapshot: 10,
+  restartPolicy: null,
+  sourceEvolution: false,
+  asyncProgressTracking: false,
+  asyncProgressTrackingCheckpointIntervalMs: 1000,
 });
 
 /** What users may pass: durations as strings, everything optional. */
@@ -69,6 +96,12 @@ export interface QueryOptionsInput {
   multipleWatermarkPolicy?: 'min' | 'max';
   minBatchesToRetain?: number;
   minDeltasForSnapshot?: number;
+  /** Any subset of the policy's fields (the rest default); null turns restarts off. */
+  restartPolicy?: RestartPolicyInput | null;
+  sourceEvolution?: boolean;
+  asyncProgressTracking?: boolean;
+  /** Milliseconds, or a duration string. */
+  asyncProgressTrackingCheckpointIntervalMs?: Duration;
 }
 
 const POLICIES: readonly BadRecordPolicy[] = ['fail', 'skip', 'deadLetter'];
@@ -133,10 +166,32 @@ export function resolveQueryOptions(base: QueryOptions, input: QueryOptionsInput
         }
         out.multipleWatermarkPolicy = value;
         break;
+      case 'sourceEvolution':
+        if (typeof value !== 'boolean') {
+          throw invalidArgument(`sourceEvolution must be true or false, got ${JSON.stringify(value)}`);
+        }
+        out.sourceEvolution = value;
+        break;
+      case 'asyncProgressTracking':
+        if (typeof value !== 'boolean') {
+          throw invalidArgument(`asyncProgressTracking must be true or false, got ${JSON.stringify(value)}`);
+        }
+        out.asyncProgressTracking = value;
+        break;
+      case 'asyncProgressTrackingCheckpointIntervalMs': {
+        const ms = parseDuration(value as Duration, 'asyncProgressTrackingCheckpointIntervalMs');
+        if (ms < 0) throw invalidArgument('asyncProgressTrackingCheckpointIntervalMs must not be negative');
+        out.asyncProgressTrackingCheckpointIntervalMs = ms;
+        break;
+      }
+      case 'restartPolicy':
+        out.restartPolicy = resolveRestartPolicy(base.restartPolicy, value as RestartPolicyInput | null);
+        break;
       default:
         throw invalidArgument(
           `unknown query option '${key}' (known: onBadRecord, onLateRow, multipleWatermarkPolicy, workers, ` +
-            'shufflePartitions, ringCapacityBytes, progressInterval, spinMicros, minBatchesToRetain, minDeltasForSnapshot)',
+            'shufflePartitions, ringCapacityBytes, progressInterval, spinMicros, minBatchesToRetain, minDeltasForSnapshot, ' +
+            'sourceEvolution, restartPolicy, asyncProgressTracking, asyncProgressTrackingCheckpointIntervalMs)',
         );
     }
   }

@@ -51,6 +51,8 @@ export interface SourceOffsetsView {
   readonly key: string;
   readonly index: number | null;
   readonly name: string | null;
+  /** v2: the source was removed from the query since (its name is retired); absent otherwise. */
+  readonly retired?: true;
   /** Partition → next offset to read. */
   readonly offsets: SourceOffsets;
 }
@@ -348,8 +350,15 @@ async function readLock(path: string): Promise<LockOwner> {
   return owner as unknown as LockOwner;
 }
 
+/**
+ * Names each source of an offset entry by the metadata: by position in v1, by name in v2, where a
+ * name the query no longer has is a retired one (the entry was written before its removal).
+ */
 function describeOffsets(entry: OffsetEntry, metadata: CheckpointMetadata): SourceOffsetsView[] {
   return entry.sources.map((s) => {
+    if (entry.format === 'v2' && (metadata.retiredSources ?? []).includes(s.key)) {
+      return { key: s.key, index: null, name: s.key, retired: true, offsets: s.offsets };
+    }
     const source =
       entry.format === 'v1'
         ? metadata.sources[Number(s.key)]
@@ -454,6 +463,13 @@ export async function verifyCheckpoint(root: string): Promise<CheckpointVerifica
     const path = layout.offsets(epoch);
     const entry = await problems.attempt(path, () => logs.readOffsets(epoch));
     checked.offsets++;
+    if (entry !== undefined && metadata !== undefined && entry.format !== metadata.offsetLogFormat) {
+      problems.add(
+        path,
+        `is corrupt: it is in format ${entry.format}, and the metadata says the offset log is ${metadata.offsetLogFormat}`,
+      );
+      continue;
+    }
     if (
       entry?.format === 'v1' &&
       metadata !== undefined &&

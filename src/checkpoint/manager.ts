@@ -1,8 +1,10 @@
 import { mkdir, readdir, unlink } from 'node:fs/promises';
 import { join } from 'node:path';
 import { ErrorCode, MillraceError } from '../errors.js';
-import type { AnalyzedPlan } from '../plan/analyze.js';
+import { type AnalyzedPlan, checkSourceEvolution, type PlannedSource } from '../plan/analyze.js';
+import type { PhysicalPlan } from '../plan/physical.js';
 import { EpochLogs, type OffsetEntry, type SourceOffsets } from './epoch-logs.js';
+import { evolveCheckpoint } from './evolution.js';
 import { readCheckedIfExists, writeFileAtomic } from './files.js';
 import { CheckpointLayout } from './layout.js';
 import { CheckpointLock } from './lock.js';
@@ -26,22 +28,20 @@ export interface RecoveryPoint {
   readonly redo: { readonly epoch: number; readonly ends: readonly (readonly number[])[] } | null;
   /** Each generated source's schedule origin, from the first run (null for memory sources). */
   readonly scheduleStarts: readonly (number | null)[];
+  /**
+   * For each stateful operator, by its id in this run's plan: the id its state is kept under in
+   * the checkpoint (`state/<id>/`). They differ when operators were added or removed upstream of
+   * it since the checkpoint was created (SPEC §6.4).
+   */
+  readonly stateIds: Readonly<Record<number, number>>;
 }
 
-/** Offsets of every source in plan order, as the logs write them. */
-function toEntries(plan: AnalyzedPlan, offsets: readonly (readonly number[])[]): OffsetEntry['sources'] {
-  return plan.sources.map((s) => {
-    const o: SourceOffsets = {};
-    for (const [p, v] of (offsets[s.index] ?? []).entries()) o[p] = v;
-    return { key: String(s.index), offsets: o };
-  });
-}
-
-function fromEntries(plan: AnalyzedPlan, entry: OffsetEntry): number[][] {
-  return plan.sources.map((s) => {
-    const found = entry.sources[s.index]?.offsets ?? {};
-    return Array.from({ length: s.spec.partitions }, (_, p) => found[p] ?? 0);
-  });
+/** How the manager is opened: the run's query options that shape the checkpoint, and its plan. */
+export interface OpenOptions {
+  /** Offsets by source name (offset log v2); see `QueryOptions.sourceEvolution`. */
+  readonly sourceEvolution?: boolean;
+  /** The run's physical plan: the checkpoint records its stateful operators' state partitions. */
+  readonly physical?: PhysicalPlan;
 }
 
 /**
@@ -58,34 +58,89 @@ export class CheckpointManager {
     private readonly plan: AnalyzedPlan,
     private readonly lock: CheckpointLock,
     readonly metadata: CheckpointMetadata,
+    private readonly stateIds: Readonly<Record<number, number>>,
   ) {
     this.layout = new CheckpointLayout(location);
     this.logs = new EpochLogs(this.layout);
   }
 
-  /** Locks the checkpoint (creating it if new) and works out where this run starts. */
+  /**
+   * Locks the checkpoint (creating it if new) and works out where this run starts. On an existing
+   * checkpoint the query's changes since it was written are checked first (SPEC §6.4): a change it
+   * cannot follow fails with `CHECKPOINT_INCOMPATIBLE_CHANGE` before any offset or state is read,
+   * and leaves the checkpoint as it was. An allowed change that alters what the metadata records
+   * (a source added or removed in v2, a new plan fingerprint) rewrites it, atomically, first.
+   */
   static async open(
     location: string,
     plan: AnalyzedPlan,
     runId: string,
     newId: string,
+    options: OpenOptions = {},
   ): Promise<{ manager: CheckpointManager; recovery: RecoveryPoint }> {
+    const sourceEvolution = options.sourceEvolution ?? false;
+    checkSourceEvolution(plan, { sourceEvolution });
     const layout = new CheckpointLayout(location);
     await mkdir(location, { recursive: true });
     const existing = await readMetadata(layout);
     const lock = await CheckpointLock.acquire(layout.lock, { queryId: existing?.id ?? newId, runId });
     try {
-      const id = existing?.id ?? newId;
-      if (existing !== undefined) checkCompatible(existing, plan, location);
-      const metadata = existing ?? describePlan(plan, id, 'v1', []);
-      if (existing === undefined) await writeMetadata(layout, metadata);
-      const manager = new CheckpointManager(location, plan, lock, metadata);
+      const next = describePlan(plan, {
+        id: existing?.id ?? newId,
+        format: sourceEvolution ? 'v2' : 'v1',
+        retired: [],
+        physical: options.physical,
+      });
+      let metadata = next;
+      let stateIds: Readonly<Record<number, number>> = {};
+      if (existing === undefined) {
+        await writeMetadata(layout, metadata);
+      } else {
+        const evolution = evolveCheckpoint(existing, next, location);
+        ({ metadata, stateIds } = evolution);
+        if (evolution.changed) await writeMetadata(layout, metadata);
+      }
+      const manager = new CheckpointManager(location, plan, lock, metadata, stateIds);
       await manager.logs.init();
       return { manager, recovery: await manager.recover() };
     } catch (e) {
       await lock.release();
       throw e;
     }
+  }
+
+  /** A source's key in the offset log and under `sources/`: its position (v1) or its name (v2). */
+  private sourceKey(source: PlannedSource): string {
+    return this.metadata.offsetLogFormat === 'v2' ? source.spec.name! : String(source.index);
+  }
+
+  /** Offsets of every source in plan order, as the logs write them. */
+  private toEntries(offsets: readonly (readonly number[])[]): OffsetEntry['sources'] {
+    return this.plan.sources.map((s) => {
+      const o: SourceOffsets = {};
+      for (const [p, v] of (offsets[s.index] ?? []).entries()) o[p] = v;
+      return { key: this.sourceKey(s), offsets: o };
+    });
+  }
+
+  /**
+   * Each source's offsets in an entry, in this plan's order. A source the entry does not list (one
+   * added since, in v2) starts at offset 0; what the entry lists of sources the plan no longer has
+   * (removed, in v2) is left behind.
+   */
+  private fromEntries(epoch: number, entry: OffsetEntry): number[][] {
+    if (entry.format !== this.metadata.offsetLogFormat) {
+      throw new MillraceError(
+        ErrorCode.CHECKPOINT_CORRUPT,
+        `checkpoint file ${this.layout.offsets(epoch)} is corrupt: it is in format ${entry.format}, ` +
+          `and the checkpoint's metadata says its offset log is ${this.metadata.offsetLogFormat}`,
+      );
+    }
+    const byKey = new Map(entry.sources.map((s) => [s.key, s.offsets]));
+    return this.plan.sources.map((s) => {
+      const found = byKey.get(this.sourceKey(s)) ?? {};
+      return Array.from({ length: s.spec.partitions }, (_, p) => found[p] ?? 0);
+    });
   }
 
   private async recover(): Promise<RecoveryPoint> {
@@ -106,7 +161,7 @@ export class CheckpointManager {
           `checkpoint ${this.location}: epoch ${committed} is committed but its offsets file is missing`,
         );
       }
-      startOffsets = fromEntries(plan, entry);
+      startOffsets = this.fromEntries(committed, entry);
       const commit = await this.logs.readCommit(committed);
       watermarks = plan.watermarks.map((_, i) => commit?.watermarks?.[i] ?? Number.NEGATIVE_INFINITY);
       nextBatchWatermarkMs = commit?.nextBatchWatermarkMs ?? 0;
@@ -114,12 +169,13 @@ export class CheckpointManager {
     let redo: RecoveryPoint['redo'] = null;
     if (planned > committed) {
       const entry = await this.logs.readOffsets(planned);
-      if (entry !== undefined) redo = { epoch: planned, ends: fromEntries(plan, entry) };
+      if (entry !== undefined) redo = { epoch: planned, ends: this.fromEntries(planned, entry) };
     }
     const scheduleStarts = await Promise.all(
       plan.sources.map(async (s) => {
         if (s.spec.kind === 'memory') return null;
         const bytes = await readCheckedIfExists(this.scheduleStartPath(s.index));
+        // A source added since (v2) has none yet: it starts its schedule with this run.
         return bytes === undefined
           ? null
           : (JSON.parse(bytes.toString()) as { startTimeMs: number }).startTimeMs;
@@ -134,16 +190,27 @@ export class CheckpointManager {
       nextBatchWatermarkMs,
       redo,
       scheduleStarts,
+      stateIds: this.stateIds,
     };
   }
 
+  /**
+   * The directory of a source's own checkpoint files (`sources/<index>/` in v1, `sources/<name>/`
+   * in v2, so they follow the source when sources are reordered).
+   */
+  sourceDir(sourceIndex: number): string {
+    const source = this.plan.sources[sourceIndex];
+    if (source === undefined) throw new Error(`internal: the plan has no source ${sourceIndex}`);
+    return this.layout.sourceDir(this.sourceKey(source));
+  }
+
   private scheduleStartPath(sourceIndex: number): string {
-    return join(this.layout.sourceDir(String(sourceIndex)), 'schedule');
+    return join(this.sourceDir(sourceIndex), 'schedule');
   }
 
   /** Remembers a generated source's schedule origin so a restart replays the same rows. */
   async recordScheduleStart(sourceIndex: number, startTimeMs: number): Promise<void> {
-    await mkdir(this.layout.sourceDir(String(sourceIndex)), { recursive: true });
+    await mkdir(this.sourceDir(sourceIndex), { recursive: true });
     await writeFileAtomic(this.scheduleStartPath(sourceIndex), Buffer.from(JSON.stringify({ startTimeMs })));
   }
 
@@ -154,12 +221,12 @@ export class CheckpointManager {
     meta: { batchWatermarkMs: number; batchTimestampMs: number },
   ): Promise<void> {
     await this.logs.writeOffsets(epoch, {
-      format: 'v1',
+      format: this.metadata.offsetLogFormat,
       metadata: {
         batchWatermarkMs: Number.isFinite(meta.batchWatermarkMs) ? meta.batchWatermarkMs : 0,
         batchTimestampMs: meta.batchTimestampMs,
       },
-      sources: toEntries(this.plan, offsets),
+      sources: this.toEntries(offsets),
     });
   }
 
@@ -210,17 +277,5 @@ async function purgeState(stateRoot: string, version: number): Promise<void> {
       ];
       await Promise.all(old.map((f) => unlink(join(dir, f)).catch(() => {})));
     }
-  }
-}
-
-/** Changes a checkpoint cannot survive; the full evolution rules (SPEC §6.4) extend this. */
-function checkCompatible(stored: CheckpointMetadata, plan: AnalyzedPlan, location: string): void {
-  const refuse = (change: string) =>
-    new MillraceError(
-      ErrorCode.CHECKPOINT_INCOMPATIBLE_CHANGE,
-      `the query cannot resume from checkpoint ${location}: ${change}. Start it with a new checkpointLocation`,
-    );
-  if (stored.sources.length !== plan.sources.length) {
-    throw refuse(`it had ${stored.sources.length} source(s), the query now has ${plan.sources.length}`);
   }
 }

@@ -3,6 +3,7 @@ import { ErrorCode, MillraceError } from '../errors.js';
 import type { AnalyzedPlan } from '../plan/analyze.js';
 import { statefulOperators } from '../plan/analyze.js';
 import { planFingerprint } from '../plan/fingerprint.js';
+import type { PhysicalPlan } from '../plan/physical.js';
 import { readCheckedIfExists, writeFileAtomic } from './files.js';
 import type { CheckpointLayout } from './layout.js';
 
@@ -14,11 +15,27 @@ export interface SourceRecord {
   readonly partitions: number;
 }
 
-/** A stateful operator as the checkpoint knows it (its state's shape). */
+/**
+ * A stateful operator as the checkpoint knows it: its state's shape (the state schema: grouping
+ * keys, window and aggregations, or deduplication keys) and how its state is split.
+ */
 export interface StatefulRecord {
+  /**
+   * The id its state is kept under (`state/<operatorId>/`): the operator's id in the plan that
+   * created the checkpoint. A later plan may number it differently (a filter added upstream);
+   * its state stays here.
+   */
   readonly operatorId: number;
   readonly kind: string;
   readonly description: unknown;
+  /** State partitions: the state is split by key hash over this many (absent in older metadata). */
+  readonly partitions?: number;
+}
+
+/** The sink as the checkpoint knows it; `path` for a files sink, whose manifests live there. */
+export interface SinkRecord {
+  readonly kind: string;
+  readonly path?: string;
 }
 
 /** What a checkpoint remembers of the query that wrote it (`metadata`). */
@@ -31,18 +48,28 @@ export interface CheckpointMetadata {
   /** Names of sources removed from the query (v2): they can never come back. */
   readonly retiredSources: readonly string[];
   readonly stateful: readonly StatefulRecord[];
-  readonly sink: { readonly kind: string };
-  /** The plan's shape (user code excluded). */
+  /**
+   * The event-time column of each watermark input, in plan order: a commit's watermark values are
+   * restored by position (absent in older metadata).
+   */
+  readonly watermarks?: readonly string[];
+  readonly sink: SinkRecord;
+  /** The plan's shape (user code excluded), rewritten when a run changes the plan. */
   readonly fingerprint: string;
 }
 
+export interface DescribeOptions {
+  readonly id: string;
+  readonly format: 'v1' | 'v2';
+  readonly retired: readonly string[];
+  /** The physical plan, for the stateful operators' state partitions. */
+  readonly physical?: PhysicalPlan;
+}
+
 /** The metadata a plan would write. */
-export function describePlan(
-  plan: AnalyzedPlan,
-  id: string,
-  format: 'v1' | 'v2',
-  retired: readonly string[],
-): CheckpointMetadata {
+export function describePlan(plan: AnalyzedPlan, options: DescribeOptions): CheckpointMetadata {
+  const { id, format, retired, physical } = options;
+  const sink = plan.definition.sink;
   return {
     id,
     formatVersion: 1,
@@ -55,12 +82,18 @@ export function describePlan(
       partitions: s.spec.partitions,
     })),
     retiredSources: [...retired],
-    stateful: statefulOperators(plan).map((op) => ({
-      operatorId: op.id,
-      kind: op.node.kind,
-      description: describeStateful(op.node),
-    })),
-    sink: { kind: plan.definition.sink.kind },
+    stateful: statefulOperators(plan).map((op) => {
+      // A keyed stateful operator heads its stage (physical.ts): the stage's partitions are its state's.
+      const partitions = physical?.stages.find((s) => s.chain[0]?.id === op.id)?.partitions;
+      return {
+        operatorId: op.id,
+        kind: op.node.kind,
+        description: describeStateful(op.node),
+        ...(partitions === undefined ? {} : { partitions }),
+      };
+    }),
+    watermarks: plan.watermarks.map((w) => w.column),
+    sink: sink.kind === 'files' ? { kind: sink.kind, path: sink.path } : { kind: sink.kind },
     fingerprint: planFingerprint(plan, false),
   };
 }

@@ -172,7 +172,7 @@ export function formatInspection(r: CheckpointInspection): string {
     `checkpoint ${r.location}`,
     `  query id           ${r.queryId}`,
     `  created            ${time(r.createdAt)}`,
-    `  offset log format  ${r.offsetLogFormat}`,
+    `  offset log format  ${r.offsetLogFormat} (${r.offsetLogFormat === 'v2' ? 'sources kept by name' : 'sources kept by position'})`,
     `  sink               ${r.sink}`,
     '',
     'sources',
@@ -189,8 +189,9 @@ export function formatInspection(r: CheckpointInspection): string {
   if (r.offsets !== null) {
     out.push('', `offsets of epoch ${r.offsets.epoch} (committed)`);
     for (const s of r.offsets.sources) {
-      const label =
-        s.index === null
+      const label = s.retired
+        ? `source ${s.key} (retired: removed from the query since)`
+        : s.index === null
           ? `source ${s.key} (not in the metadata)`
           : `source ${s.index} ${s.name ?? '(unnamed)'}`;
       const parts = Object.entries(s.offsets).map(([p, o]) => `partition ${p} at ${o}`);

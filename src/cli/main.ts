@@ -8,7 +8,8 @@ import { runCommand } from './run.js';
 const USAGE = `Millrace — low-latency stream processing for Node.js
 
 Usage:
-  millrace run <job> [--param k=v]... [--checkpoint dir] [--progress json|pretty] [--duration d]
+  millrace run <job> [--param k=v]... [--checkpoint dir [--restart [--max-retries N]]]
+               [--progress json|pretty] [--duration d]
   millrace demo [--rate N] [--duration 30s]
   millrace bench <scenario> [--rate N | --rates a,b,c] [--duration d] [--out dir]
   millrace checkpoint inspect <dir> [--json]

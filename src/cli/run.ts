@@ -1,4 +1,5 @@
 import { parseArgs } from 'node:util';
+import type { RestartPolicyInput } from '../api/restart-policy.js';
 import { MillraceError } from '../errors.js';
 import type { StreamingQueryProgress } from '../metrics/progress.js';
 import { startQuery } from '../runtime/driver/start-query.js';
@@ -9,12 +10,17 @@ import { type CliIO, ExitCode } from './io.js';
 import { parseParams } from './params.js';
 import { StatusLine } from './status-line.js';
 
-export const RUN_USAGE = `Usage: millrace run <job> [--param k=v]... [--checkpoint dir] [--progress json|pretty] [--duration d]
+export const RUN_USAGE = `Usage: millrace run <job> [--param k=v]... [--checkpoint dir [--restart [--max-retries N]]]
+                    [--progress json|pretty] [--duration d]
 
   <job>             a job module (.js or .ts) whose default export is defineJob(...)
   --param, -p k=v   a job parameter (repeatable)
   --checkpoint dir  where the query keeps its checkpoint (overrides the job's); an existing
                     checkpoint is resumed
+  --restart         when the query fails, restart it from its checkpoint with exponential
+                    backoff (the job's restartPolicy, else 3 retries, 1 s doubling up to 60 s);
+                    needs a checkpoint
+  --max-retries N   restarts allowed (a number, or 'unlimited'); implies --restart
   --progress mode   'pretty': a live status line; 'json': one progress object a line
                     (default: pretty on a terminal, json otherwise)
   --duration d      stop after d (e.g. 30s, 5 minutes); default: until Ctrl-C
@@ -22,7 +28,14 @@ export const RUN_USAGE = `Usage: millrace run <job> [--param k=v]... [--checkpoi
 
 /** `millrace run <job>`: runs a job until it is interrupted, its duration ends, or it fails. */
 export async function runCommand(args: string[], io: CliIO): Promise<number> {
-  let values: { param?: string[]; progress?: string; duration?: string; checkpoint?: string };
+  let values: {
+    param?: string[];
+    progress?: string;
+    duration?: string;
+    checkpoint?: string;
+    restart?: boolean;
+    'max-retries'?: string;
+  };
   let positionals: string[];
   try {
     ({ values, positionals } = parseArgs({
@@ -33,6 +46,8 @@ export async function runCommand(args: string[], io: CliIO): Promise<number> {
         progress: { type: 'string' },
         duration: { type: 'string' },
         checkpoint: { type: 'string' },
+        restart: { type: 'boolean' },
+        'max-retries': { type: 'string' },
       },
     }));
   } catch (e) {
@@ -50,9 +65,11 @@ export async function runCommand(args: string[], io: CliIO): Promise<number> {
   }
   let params: Record<string, string>;
   let durationMs: number | undefined;
+  let restartPolicy: RestartPolicyInput | undefined;
   try {
     params = parseParams(values.param);
     durationMs = values.duration === undefined ? undefined : parseDuration(values.duration, '--duration');
+    restartPolicy = restartOption(values.restart === true, values['max-retries']);
   } catch (e) {
     io.err(`millrace run: ${(e as Error).message}\n`);
     return ExitCode.USAGE;
@@ -64,11 +81,13 @@ export async function runCommand(args: string[], io: CliIO): Promise<number> {
       params,
       checkpointLocation: values.checkpoint,
       console: (line, stream) => status.print(line, stream),
+      ...(restartPolicy && { options: { restartPolicy } }),
     });
   } catch (e) {
     io.err(`millrace run: ${describe(e)}\n`);
     return startFailureCode(e);
   }
+  reportRestarts(q, status);
   return superviseQuery(q, io, {
     durationMs,
     onProgress: (p) => {
@@ -78,6 +97,39 @@ export async function runCommand(args: string[], io: CliIO): Promise<number> {
     status,
     summary: mode === 'pretty',
   });
+}
+
+/**
+ * `--restart` / `--max-retries N`: the restart policy to merge over the job's (an empty one keeps
+ * the job's policy, or takes the defaults). Undefined when neither is given.
+ */
+function restartOption(restart: boolean, maxRetries: string | undefined): RestartPolicyInput | undefined {
+  if (maxRetries === undefined) return restart ? {} : undefined;
+  if (maxRetries === 'unlimited') return { maxRetries: Number.POSITIVE_INFINITY };
+  if (!/^\d+$/.test(maxRetries)) {
+    throw new Error(`--max-retries must be a non-negative integer or 'unlimited', got '${maxRetries}'`);
+  }
+  return { maxRetries: Number(maxRetries) };
+}
+
+/** One line on stderr when an attempt fails and the query restarts, and when the next one runs. */
+function reportRestarts(q: StreamingQuery, status: StatusLine): void {
+  q.on('restarting', (r) => {
+    const left = r.retriesLeft === Number.POSITIVE_INFINITY ? 'unlimited' : String(r.retriesLeft);
+    status.print(
+      `millrace: attempt ${r.attempt} failed: ${describe(r.error)}; restarting from the checkpoint in ` +
+        `${formatBackoff(r.backoffMs)} (attempt ${r.attempt + 1}, retries left: ${left})`,
+      'stderr',
+    );
+  });
+  q.on('started', () => {
+    const { attempt } = q.status;
+    if (attempt > 1) status.print(`millrace: attempt ${attempt} running (run ${q.runId})`, 'stderr');
+  });
+}
+
+function formatBackoff(ms: number): string {
+  return ms < 1000 ? `${ms} ms` : `${(ms / 1000).toFixed(ms % 1000 === 0 ? 0 : 1)} s`;
 }
 
 /** A checkpoint that is busy or damaged is a failure to run, not a usage error (exit 1). */
@@ -122,7 +174,8 @@ export async function superviseQuery(
     await q.awaitTermination();
   } catch (e) {
     options.status.end();
-    io.err(`millrace: the query failed: ${describe(e)}\n`);
+    const { attempt } = q.status;
+    io.err(`millrace: the query failed${attempt > 1 ? ` after ${attempt} attempts` : ''}: ${describe(e)}\n`);
     if (e instanceof Error && e.stack) io.err(`${e.stack}\n`);
     return ExitCode.QUERY_FAILED;
   } finally {

@@ -1,5 +1,6 @@
 import { consoleSink } from './console/sink.js';
 import { filesSink } from './files/sink.js';
+import { filesSource } from './files/source.js';
 import { foreachSink } from './foreach/sink.js';
 import { generatorSource } from './generator/source.js';
 import { memorySink } from './memory/sink.js';
@@ -11,6 +12,7 @@ export const sources = Object.freeze({
   memory: memorySource,
   rate: rateSource,
   generator: generatorSource,
+  files: filesSource,
 });
 
 /** The list of sinks. */
@@ -24,6 +26,7 @@ export const sinks = Object.freeze({
 export type { ConsoleSinkOptions } from './console/sink.js';
 export { readFilesSinkOutput } from './files/manifest.js';
 export type { FilesSinkOptions } from './files/sink.js';
+export type { FilesSourceOptions } from './files/source.js';
 export type { GeneratorSourceOptions } from './generator/source.js';
 export type { MemorySinkOptions } from './memory/sink.js';
 export type { MemorySourceOptions } from './memory/source.js';

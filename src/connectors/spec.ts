@@ -5,7 +5,7 @@
 
 import type { OutputMode } from '../api/output-mode.js';
 
-export type SourceKind = 'memory' | 'rate' | 'generator';
+export type SourceKind = 'memory' | 'rate' | 'generator' | 'files';
 
 interface SourceSpecBase<T> {
   readonly kind: SourceKind;
@@ -39,7 +39,21 @@ export interface GeneratorSourceSpec<T = unknown> extends SourceSpecBase<T> {
   readonly generate: (partition: number, offset: number, scheduledTimeMs: number) => T;
 }
 
-export type SourceSpec<T = any> = MemorySourceSpec<T> | GeneratorSourceSpec<T>;
+/**
+ * Rows from the files of a directory, picked up in name order as they appear; or, when the
+ * directory is a files sink's output (it has `_manifest/`), from the files its manifests commit.
+ * Replayable: offsets count rows over the files in the order the checkpoint recorded them.
+ */
+export interface FilesSourceSpec<T = unknown> extends SourceSpecBase<T> {
+  readonly kind: 'files';
+  /** The directory (absolute). */
+  readonly path: string;
+  readonly format: 'json' | 'csv' | 'arrow';
+  /** How often the directory is listed for new files, in milliseconds (real time). */
+  readonly pollIntervalMs: number;
+}
+
+export type SourceSpec<T = any> = MemorySourceSpec<T> | GeneratorSourceSpec<T> | FilesSourceSpec<T>;
 
 export type SinkKind = 'memory' | 'console' | 'foreach' | 'files';
 

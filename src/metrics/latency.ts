@@ -127,6 +127,11 @@ export class LatencyAggregator {
     };
   }
 
+  /** Adds an earlier attempt's whole-run totals to this one's (a query restarted by its policy). */
+  carryTotal(earlier: LatencyAggregator): void {
+    for (const kind of LATENCY_KINDS) this.total[kind].add(earlier.total[kind]);
+  }
+
   /** Forgets the whole-run totals (e.g. after a warm-up); intervals are unaffected. */
   resetTotal(): void {
     this.total = emptySet();

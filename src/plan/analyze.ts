@@ -1,4 +1,5 @@
 import type { OutputMode } from '../api/output-mode.js';
+import type { QueryOptions } from '../api/query-options.js';
 import { isMicroBatch } from '../api/trigger.js';
 import type { QueryDefinition } from '../api/writer.js';
 import type { SourceSpec } from '../connectors/spec.js';
@@ -98,6 +99,8 @@ export function analyze(definition: QueryDefinition): AnalyzedPlan {
     definition,
   });
   checkSourceNames(plan);
+  checkSourceEvolution(plan, definition.options);
+  checkAsyncProgressTracking(plan, definition.options);
   checkUnions(plan);
   checkStatefulOperators(plan);
   checkOutputMode(plan);
@@ -179,6 +182,55 @@ function checkSourceNames(plan: AnalyzedPlan): void {
       );
     }
     seen.add(name);
+  }
+}
+
+/**
+ * With `sourceEvolution` the checkpoint keeps offsets by source name (offset log v2, SPEC §6.4), so
+ * every source needs one. Checked at plan time against the job's options, and again by the driver
+ * against the options a run overrides them with.
+ */
+export function checkSourceEvolution(
+  plan: AnalyzedPlan,
+  options: Pick<QueryOptions, 'sourceEvolution'>,
+): void {
+  if (!options.sourceEvolution) return;
+  const unnamed = plan.sources.filter((s) => s.spec.name === undefined);
+  if (unnamed.length === 0) return;
+  const list = unnamed.map((s) => `source ${s.index} (${s.spec.kind})`).join(', ');
+  throw new MillraceError(
+    ErrorCode.UNNAMED_STREAMING_SOURCES_WITH_ENFORCEMENT,
+    `sourceEvolution is on, so every source must be named, and ${list} ${unnamed.length === 1 ? 'has' : 'have'} ` +
+      `no name: give ${unnamed.length === 1 ? 'it' : 'each'} one, e.g. sources.${unnamed[0]!.spec.kind}({ name: 'orders', ... }) ` +
+      '(names match [a-zA-Z0-9_]+ and are unique in the query)',
+  );
+}
+
+/**
+ * Asynchronous progress tracking writes the logs for only some epochs, so a restart may process
+ * epochs again: not with triggers that end the query after what is available (Spark refuses them
+ * too), nor with the files sink, whose manifests name epochs that a restart would redo differently.
+ */
+export function checkAsyncProgressTracking(
+  plan: AnalyzedPlan,
+  options: Pick<QueryOptions, 'asyncProgressTracking'>,
+): void {
+  if (!options.asyncProgressTracking) return;
+  const { trigger, sink } = plan.definition;
+  if (trigger.kind === 'availableNow' || trigger.kind === 'once') {
+    throw new MillraceError(
+      ErrorCode.UNSUPPORTED_OPERATION,
+      `asyncProgressTracking cannot be used with Trigger.${trigger.kind}(): such a query must record ` +
+        'exactly what it processed before it ends; use Trigger.processingTime() or Trigger.realTime(), ' +
+        'or turn asyncProgressTracking off',
+    );
+  }
+  if (sink.kind === 'files') {
+    throw new MillraceError(
+      ErrorCode.UNSUPPORTED_OPERATION,
+      'asyncProgressTracking cannot be used with sinks.files: its manifests commit each epoch exactly ' +
+        'once, and a restart would redo epochs whose commit was not logged; turn asyncProgressTracking off',
+    );
   }
 }
 

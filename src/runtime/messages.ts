@@ -32,6 +32,11 @@ export interface StateCheckpointSpec {
   readonly restoreVersion: number;
   /** A full snapshot every this many versions; changelogs in between. */
   readonly minDeltasForSnapshot: number;
+  /**
+   * Plan operator id → the id its state is kept under in the checkpoint, where they differ (the
+   * plan changed upstream of a stateful operator since the checkpoint was created; SPEC §6.4).
+   */
+  readonly stateIds?: Readonly<Record<number, number>>;
 }
 
 export interface HostSpec {

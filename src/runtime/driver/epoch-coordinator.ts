@@ -13,8 +13,17 @@ export interface CoordinatorConfig {
   readonly watermarkInputs: number;
   /** Where epochs are made durable (null: no checkpoint). */
   readonly checkpoint: CheckpointManager | null;
-  /** Real-time epochs write their offsets at commit; micro-batches wrote them before running. */
+  /**
+   * Real-time epochs (and micro-batches under asynchronous progress tracking) write their offsets
+   * at commit; otherwise micro-batches wrote them before running.
+   */
   readonly offsetsAtCommit: boolean;
+  /**
+   * Asynchronous progress tracking: the offset and commit logs are written for at most one epoch
+   * every this many milliseconds of the query's clock (the epochs in between are committed in
+   * memory only, and a restart goes on from the last one written). Null: every epoch is written.
+   */
+  readonly progressLogIntervalMs: number | null;
   /** The epoch the run resumed after (−1: none). */
   readonly committedEpoch: number;
   /** Removes old epochs' files beyond this many. */
@@ -66,6 +75,10 @@ export class EpochCoordinator {
   private readonly totalSourcePartitions: number;
   private readonly waiters: { epoch: number; resolve: (r: StateReport[]) => void }[] = [];
   private readonly reportsOf = new Map<number, StateReport[]>();
+  /** Asynchronous progress tracking: when the logs were last written, and what was not written since. */
+  private loggedAt = Number.NEGATIVE_INFINITY;
+  private unlogged: { epoch: number; offsets: number[][]; watermark: number; watermarks: number[] } | null =
+    null;
 
   constructor(
     private readonly config: CoordinatorConfig,
@@ -145,6 +158,38 @@ export class EpochCoordinator {
     await this.chain;
   }
 
+  /**
+   * Asynchronous progress tracking, at a graceful end: writes the logs of the last committed epoch
+   * if it was committed in memory only, so the next run goes on exactly after it.
+   */
+  async logLastCommit(): Promise<void> {
+    await this.chain;
+    const last = this.unlogged;
+    if (last === null || last.epoch !== this.committedUpTo) return;
+    this.unlogged = null;
+    try {
+      await this.writeOffsets(last.epoch, last.offsets, last.watermark);
+      await this.writeCommit(last.epoch, last.watermark, last.watermarks);
+    } catch (e) {
+      this.hooks.failed(e);
+    }
+  }
+
+  private async writeOffsets(epoch: number, offsets: number[][], watermark: number): Promise<void> {
+    await this.config.checkpoint!.writeOffsets(epoch, offsets, {
+      batchWatermarkMs: watermark,
+      batchTimestampMs: this.hooks.now(),
+    });
+  }
+
+  private async writeCommit(epoch: number, watermark: number, watermarks: number[]): Promise<void> {
+    const ckpt = this.config.checkpoint!;
+    await ckpt.writeCommit(epoch, watermark, watermarks);
+    await ckpt.purge(epoch, this.config.retention);
+    this.loggedAt = this.hooks.now();
+    this.unlogged = null;
+  }
+
   /** Resolves with the stateful tasks' reports once `epoch` is committed. */
   whenCommitted(epoch: number): Promise<StateReport[]> {
     if (epoch <= this.committedUpTo) return Promise.resolve(this.reportsOf.get(epoch) ?? []);
@@ -158,19 +203,17 @@ export class EpochCoordinator {
       Math.max(Number.NEGATIVE_INFINITY, ...p.reports.map((r) => r.inputs[i] ?? Number.NEGATIVE_INFINITY)),
     );
     const nextWatermark = Math.max(Number.NEGATIVE_INFINITY, ...p.reports.map((r) => r.watermark));
+    const interval = this.config.progressLogIntervalMs;
+    const log = ckpt !== null && (interval === null || this.hooks.now() - this.loggedAt >= interval);
     try {
       // Offsets, then the sink's own commit, then the commit file: a crash in between redoes the
       // epoch over the same offsets, and the sink's commit recognises an epoch it already has.
-      if (ckpt !== null && this.config.offsetsAtCommit) {
-        await ckpt.writeOffsets(epoch, p.offsets, {
-          batchWatermarkMs: nextWatermark,
-          batchTimestampMs: this.hooks.now(),
-        });
-      }
+      if (log && this.config.offsetsAtCommit) await this.writeOffsets(epoch, p.offsets, nextWatermark);
       await this.config.sinkCommitter?.commit(epoch, p.sinkMessages);
-      if (ckpt !== null) {
-        await ckpt.writeCommit(epoch, nextWatermark, watermarks);
-        await ckpt.purge(epoch, this.config.retention);
+      if (log) {
+        await this.writeCommit(epoch, nextWatermark, watermarks);
+      } else if (ckpt !== null) {
+        this.unlogged = { epoch, offsets: p.offsets, watermark: nextWatermark, watermarks };
       }
     } catch (e) {
       this.hooks.failed(e);

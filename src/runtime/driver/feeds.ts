@@ -1,3 +1,4 @@
+import { FilesSourceFeed } from '../../connectors/files/source-feed.js';
 import type { MemorySourceSpec, SourceSpec } from '../../connectors/spec.js';
 import { ErrorCode, invalidArgument, MillraceError } from '../../errors.js';
 import type { PhysicalPlan } from '../../plan/physical.js';
@@ -8,13 +9,30 @@ import { RingProducer } from '../channel/spsc-ring.js';
 import type { PreciseTime } from '../time/precise-time.js';
 import type { Wiring } from './wiring.js';
 
+/** A source whose rows the driver reads and sends through the feed rings (memory, files). */
+export interface DriverFeed {
+  /** Sends a partition's rows up to offset `upTo` (exclusive). */
+  feed(partition: number, upTo: number): void;
+  /** Real-time mode: sends every row not sent yet. */
+  feedAll(): void;
+  /** A resumed run: rows before these offsets are not sent again. */
+  resumeAt(offsets: readonly number[]): void;
+  /** Rows available so far, per partition. */
+  latestOffsets(): number[];
+  /** Called when new rows are available (micro-batch triggers react to it). */
+  onData: (() => void) | undefined;
+}
+
 /** The feed rings of one source, one writer per partition. */
 export interface SourceFeeds {
   readonly index: number;
   readonly spec: SourceSpec;
   readonly writers: readonly FrameWriter[];
-  /** The driver side of a memory source (its log); undefined for generated sources. */
+  /** The driver side of a memory or files source; undefined for generated sources. */
+  readonly driver: DriverFeed | undefined;
+  /** The driver side of a memory source (its log). */
   readonly memory: MemorySourceFeed | undefined;
+  readonly files: FilesSourceFeed | undefined;
 }
 
 /**
@@ -26,6 +44,7 @@ export class Feeds {
   readonly writers: FrameWriter[] = [];
   readonly sources: SourceFeeds[] = [];
   private readonly memory = new Map<string, MemorySourceFeed>();
+  private readonly files: FilesSourceFeed[] = [];
 
   /** @param microBatch memory rows wait in their log until a batch takes them. */
   constructor(
@@ -49,7 +68,11 @@ export class Feeds {
       const memory =
         spec.kind === 'memory' ? new MemorySourceFeed(spec, writers, precise, microBatch) : undefined;
       if (memory) this.memory.set(memory.spec.name, memory);
-      this.sources[input.source.index] = { index: input.source.index, spec, writers, memory };
+      const files =
+        spec.kind === 'files' ? new FilesSourceFeed(spec, writers[0]!, precise, microBatch) : undefined;
+      if (files) this.files.push(files);
+      const driver = memory ?? files;
+      this.sources[input.source.index] = { index: input.source.index, spec, writers, driver, memory, files };
     }
   }
 
@@ -71,7 +94,37 @@ export class Feeds {
 
   /** A resumed run: memory sources send their rows from the committed offsets on. */
   resumeAt(startOffsets: readonly (readonly number[])[]): void {
-    for (const s of this.sources) s?.memory?.resumeAt(startOffsets[s.index] ?? []);
+    for (const s of this.sources) s?.driver?.resumeAt(startOffsets[s.index] ?? []);
+  }
+
+  /**
+   * Files sources read the files their checkpoint lists (`logDir(sourceIndex)`, null without a
+   * checkpoint) from the resume offsets on, then look for new files once.
+   */
+  async openFiles(logDir: (sourceIndex: number) => string | null): Promise<void> {
+    for (const s of this.sources) {
+      if (s?.files === undefined) continue;
+      await s.files.open(logDir(s.index));
+      await s.files.refresh();
+    }
+  }
+
+  get hasFiles(): boolean {
+    return this.files.length > 0;
+  }
+
+  /** Files sources look for new files now (in real-time mode their rows are sent at once). */
+  async refresh(): Promise<void> {
+    for (const f of this.files) await f.refresh();
+  }
+
+  /** Files sources list their directories every poll interval until {@link close}. */
+  startPolling(failed: (e: unknown) => void): void {
+    for (const f of this.files) f.startPolling(failed);
+  }
+
+  close(): void {
+    for (const f of this.files) f.close();
   }
 
   /**
@@ -83,15 +136,15 @@ export class Feeds {
       if (source === undefined) continue;
       for (let p = 0; p < source.writers.length; p++) {
         const end = ends[source.index]?.[p] ?? 0;
-        source.memory?.feed(p, end);
+        source.driver?.feed(p, end);
         source.writers[p]!.writeMarker2(FrameKind.BATCH, epoch, end);
       }
     }
   }
 
-  /** Real-time mode: sends what memory sources hold (their rows at start). */
-  feedMemory(): void {
-    for (const m of this.memory.values()) m.feedAll();
+  /** Real-time mode: sends what memory and files sources hold (their rows at start). */
+  feedAll(): void {
+    for (const s of this.sources) s?.driver?.feedAll();
   }
 
   memorySource(name: string): MemorySourceFeed | undefined {

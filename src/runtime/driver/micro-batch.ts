@@ -23,6 +23,8 @@ export interface MicroBatchHost {
   readonly feeds: Feeds;
   readonly coordinator: EpochCoordinator;
   readonly checkpoint: CheckpointManager | null;
+  /** The offset log is written at commit (asynchronous progress tracking), not before each batch. */
+  readonly asyncProgressTracking: boolean;
   readonly recovery: RecoveryPoint | null;
   readonly clock: Clock;
   readonly timers: TimerQueue;
@@ -68,7 +70,9 @@ export class MicroBatchExecution {
     const resume = host.recovery;
     this.committed = sources.map((s, i) => s.writers.map((_, p) => resume?.startOffsets[i]?.[p] ?? 0));
     this.schedules = sources.map((s, i) =>
-      s.spec.kind === 'memory' ? null : new GeneratorSchedule(s.spec, host.scheduleStart(i)),
+      s.spec.kind === 'rate' || s.spec.kind === 'generator'
+        ? new GeneratorSchedule(s.spec, host.scheduleStart(i))
+        : null,
     );
     this.batchId = resume?.nextEpoch ?? 0;
     this.redo = resume?.redo ?? null;
@@ -79,22 +83,38 @@ export class MicroBatchExecution {
   start(): void {
     switch (this.trigger.kind) {
       case 'processingTime':
-        for (const s of this.host.feeds.sources) if (s.memory) s.memory.onData = () => this.onNewData();
+        for (const s of this.host.feeds.sources) if (s.driver) s.driver.onData = () => this.onNewData();
         if (this.trigger.intervalMs > 0) this.every(this.host.clock.now() + this.trigger.intervalMs);
         else this.tick();
         return;
       case 'availableNow':
-        void this.drain(this.available(), true).then(() => this.host.requestStop());
+        void this.refreshed()
+          .then(() => this.drain(this.available(), true))
+          .then(() => this.host.requestStop());
         return;
       case 'once':
-        void this.runBatch(false, this.available()).then(() => this.host.requestStop());
+        void this.refreshed()
+          .then(() => this.runBatch(false, this.available()))
+          .then(() => this.host.requestStop());
         return;
     }
   }
 
   /** Runs batches until everything available now, and every batch the watermark owes, is done. */
   async processAllAvailable(): Promise<void> {
+    await this.refreshed();
     await this.drain(this.available(), true);
+  }
+
+  /** Files sources have looked for new files (a failure fails the query and plans nothing). */
+  private async refreshed(): Promise<void> {
+    if (!this.host.feeds.hasFiles) return;
+    try {
+      await this.host.feeds.refresh();
+    } catch (e) {
+      this.host.fail(e);
+      this.stopped = true;
+    }
   }
 
   stop(): void {
@@ -153,7 +173,7 @@ export class MicroBatchExecution {
   private available(): number[][] {
     const now = this.host.clock.now();
     return this.host.feeds.sources.map((s, i) => {
-      if (s.memory) return s.memory.latestOffsets();
+      if (s.driver) return s.driver.latestOffsets();
       const due = this.schedules[i]!.dueCount(now);
       return s.writers.map(() => due);
     });
@@ -186,11 +206,14 @@ export class MicroBatchExecution {
     const startedAt = this.host.clock.now();
     const t0 = performance.now();
     try {
-      // Offsets are durable before the batch runs: a restart redoes exactly this batch.
-      await this.host.checkpoint?.writeOffsets(epoch, ends, {
-        batchWatermarkMs: this.watermark,
-        batchTimestampMs: startedAt,
-      });
+      // Offsets are durable before the batch runs: a restart redoes exactly this batch. Under
+      // asynchronous progress tracking they are written at commit, for some batches only.
+      if (!this.host.asyncProgressTracking) {
+        await this.host.checkpoint?.writeOffsets(epoch, ends, {
+          batchWatermarkMs: this.watermark,
+          batchTimestampMs: startedAt,
+        });
+      }
       this.host.feeds.endEpochAt(epoch, ends);
     } catch (e) {
       this.host.fail(e);

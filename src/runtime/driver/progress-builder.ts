@@ -43,7 +43,7 @@ export class ProgressBuilder {
   private previous = new Map<number, TaskCounters>();
   private lastTime = 0;
   /** Task indices of each source, in partition order. */
-  private readonly sourceTasks: { description: string; memory: string | undefined; tasks: number[] }[];
+  private readonly sourceTasks: { description: string; index: number; tasks: number[] }[];
   private readonly sinkTasks: number[];
 
   constructor(
@@ -57,7 +57,7 @@ export class ProgressBuilder {
       )!;
       return {
         description: s.spec.description,
-        memory: s.spec.kind === 'memory' ? s.spec.name : undefined,
+        index: s.index,
         tasks: physical.tasks.filter((t) => t.stage === stage.id).map((t) => t.index),
       };
     });
@@ -143,13 +143,12 @@ export class ProgressBuilder {
       const endOffset: Record<string, number> = {};
       let latestOffset: Record<string, number> | null = {};
       let rows = 0;
-      const memoryLatest =
-        s.memory !== undefined ? this.feeds.memorySource(s.memory)?.latestOffsets() : undefined;
+      const driverLatest = this.feeds.sources[s.index]?.driver?.latestOffsets();
       s.tasks.forEach((task, p) => {
         startOffset[p] = Math.max(0, prev(task).sourceOffset);
         endOffset[p] = Math.max(0, cur(task).sourceOffset);
         rows += cur(task).sourceRows - prev(task).sourceRows;
-        const latest = memoryLatest ? memoryLatest[p]! : cur(task).latestOffset;
+        const latest = driverLatest ? driverLatest[p]! : cur(task).latestOffset;
         if (latest < 0) latestOffset = null;
         else if (latestOffset) latestOffset[p] = latest;
       });

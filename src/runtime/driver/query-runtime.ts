@@ -1,5 +1,5 @@
-import { once } from 'node:events';
 import { availableParallelism } from 'node:os';
+import { join } from 'node:path';
 import { MessageChannel, type MessagePort } from 'node:worker_threads';
 import { Piscina } from 'piscina';
 import type { QueryOptions } from '../../api/query-options.js';
@@ -77,6 +77,8 @@ interface HostState {
   ready: boolean;
   done: boolean;
   port: MessagePort;
+  /** Settles when the port closes: at shutdown, or earlier when the worker thread died. */
+  closed: Promise<unknown>;
 }
 
 /** How many worker threads a query gets: as asked, else the cores, never more than its tasks. */
@@ -103,6 +105,7 @@ export class QueryRuntime implements MicroBatchHost {
   readonly clock: Clock;
   readonly coordinator: EpochCoordinator;
   readonly checkpoint: CheckpointManager | null;
+  readonly asyncProgressTracking: boolean;
   readonly recovery: RecoveryPoint | null;
   private microBatch: MicroBatchExecution | null = null;
   /** Micro-batch mode: the batch the next progress object reports. */
@@ -114,8 +117,7 @@ export class QueryRuntime implements MicroBatchHost {
   private nextEpoch = 0;
   private flushSeq = 0;
   /** processAllAvailable calls: done when probe `id` passed every sink and `epoch` committed. */
-  private flushWaiters: { id: number; epoch: number; resolve: () => void; reject: (e: Error) => void }[] =
-    [];
+  private flushWaiters: { id: number; epoch: number; resolve: () => void; reject: (e: Error) => void }[] = [];
   private readonly rounds: ReportRounds;
   private readonly pump: Pump;
   private allDone!: () => void;
@@ -140,6 +142,7 @@ export class QueryRuntime implements MicroBatchHost {
       (s) => s.chain[0] !== undefined && STATEFUL_KINDS.includes(s.chain[0].node.kind),
     );
     this.checkpoint = config.checkpoint;
+    this.asyncProgressTracking = config.options.asyncProgressTracking;
     this.recovery = config.recovery;
     const resumedAfter = config.recovery?.committedEpoch ?? -1;
     this.nextEpoch = resumedAfter + 1;
@@ -151,7 +154,10 @@ export class QueryRuntime implements MicroBatchHost {
         stateDurable: config.checkpoint !== null,
         watermarkInputs: config.plan.watermarks.length,
         checkpoint: config.checkpoint,
-        offsetsAtCommit: !microBatch,
+        offsetsAtCommit: !microBatch || options.asyncProgressTracking,
+        progressLogIntervalMs: options.asyncProgressTracking
+          ? options.asyncProgressTrackingCheckpointIntervalMs
+          : null,
         committedEpoch: resumedAfter,
         retention: options.minBatchesToRetain,
         sinkCommitter: createSinkCommitter(config.plan.definition.sink, config.plan.definition.outputMode),
@@ -258,6 +264,7 @@ export class QueryRuntime implements MicroBatchHost {
               root: config.checkpoint.location,
               restoreVersion: (config.recovery?.committedEpoch ?? -1) + 1,
               minDeltasForSnapshot: options.minDeltasForSnapshot,
+              stateIds: config.recovery?.stateIds ?? {},
             },
       onBadRecord: options.onBadRecord,
       onLateRow: options.onLateRow,
@@ -308,7 +315,8 @@ export class QueryRuntime implements MicroBatchHost {
     });
     for (const spec of this.hostSpecs) {
       const { port1, port2 } = new MessageChannel();
-      const state: HostState = { ready: false, done: false, port: port1 };
+      const closed = new Promise((resolve) => port1.once('close', resolve));
+      const state: HostState = { ready: false, done: false, port: port1, closed };
       this.hosts.push(state);
       port1.on('message', (m: HostMessage) => this.onMessage(m));
       this.pool.run({ ...spec, port: port2 }, { transferList: [port2] }).then(
@@ -341,10 +349,15 @@ export class QueryRuntime implements MicroBatchHost {
     this.pump.start();
     try {
       await this.recordScheduleStarts();
+      const ckpt = this.checkpoint;
+      await this.feeds.openFiles((i) => (ckpt ? join(ckpt.sourceDir(i), 'files') : null));
     } catch (e) {
       await this.abort();
       throw e;
     }
+    // A task that failed while the awaits above were pending ended this run (a restart may take
+    // the checkpoint next): start no epochs, batches or timers that would outlive it.
+    if (this.failure !== null || this.shutDown) return;
     const { trigger, plan } = { trigger: this.config.plan.definition.trigger, plan: this.config.plan };
     if (trigger.kind === 'realTime') {
       // An epoch whose offsets were written but not committed is redone over the same offsets.
@@ -353,12 +366,15 @@ export class QueryRuntime implements MicroBatchHost {
         this.feeds.endEpochAt(redo.epoch, redo.ends);
         this.nextEpoch = redo.epoch + 1;
       }
-      this.feeds.feedMemory();
+      this.feeds.feedAll();
       this.scheduleProgress(this.startTime + this.config.options.progressIntervalMs);
       this.scheduleEpoch(this.startTime + trigger.checkpointIntervalMs, trigger.checkpointIntervalMs);
     } else {
       this.microBatch = new MicroBatchExecution(this, trigger, plan.watermarks.length > 0);
       this.microBatch.start();
+    }
+    if (trigger.kind === 'realTime' || trigger.kind === 'processingTime') {
+      this.feeds.startPolling((e) => this.fail(e));
     }
   }
 
@@ -370,7 +386,8 @@ export class QueryRuntime implements MicroBatchHost {
     const ckpt = this.checkpoint;
     if (ckpt === null) return;
     for (const s of this.config.plan.sources) {
-      if (s.spec.kind !== 'memory' && this.recovery?.scheduleStarts[s.index] == null) {
+      const generated = s.spec.kind === 'rate' || s.spec.kind === 'generator';
+      if (generated && this.recovery?.scheduleStarts[s.index] == null) {
         await ckpt.recordScheduleStart(s.index, this.startTime);
       }
     }
@@ -407,8 +424,16 @@ export class QueryRuntime implements MicroBatchHost {
    * Resolves once everything available now has reached the sink, and every epoch whose barrier was
    * sent before has committed (its files written, its sink commit done).
    */
-  processAllAvailable(): Promise<void> {
+  async processAllAvailable(): Promise<void> {
     if (this.microBatch !== null) return this.microBatch.processAllAvailable();
+    if (this.feeds.hasFiles) {
+      try {
+        await this.feeds.refresh();
+      } catch (e) {
+        this.fail(e);
+        throw e;
+      }
+    }
     const id = ++this.flushSeq;
     const epoch = this.nextEpoch - 1;
     const done = new Promise<void>((resolve, reject) =>
@@ -421,6 +446,7 @@ export class QueryRuntime implements MicroBatchHost {
   /** Graceful stop: end-of-stream from every source, wait for every task to finish. */
   async stop(timeoutMs: number): Promise<void> {
     this.microBatch?.stop();
+    this.feeds.close();
     // A real-time run ends with an epoch of its own: what it processed is committed (and, with a
     // checkpoint, not redone by the next run).
     if (this.microBatch === null) this.feeds.broadcast(FrameKind.BARRIER, this.nextEpoch++);
@@ -566,12 +592,14 @@ export class QueryRuntime implements MicroBatchHost {
   async shutdown(): Promise<void> {
     if (this.shutDown) return;
     this.shutDown = true;
+    this.feeds.close();
     this.timers.dispose();
     this.unsubscribeClock?.();
     // What the sinks wrote last is read before the rings go away.
     await this.pump.stop();
     // Epochs complete by now are committed; then the checkpoint is free for the next run.
     await this.coordinator.flushed();
+    if (this.failure === null) await this.coordinator.logLastCommit();
     await this.checkpoint?.close();
     const pendingFlushes = this.flushWaiters;
     this.flushWaiters = [];
@@ -580,7 +608,8 @@ export class QueryRuntime implements MicroBatchHost {
       else w.resolve();
     }
     // Ports close asynchronously: wait for them, so no handle outlives stop().
-    const closed = this.hosts.map((h) => once(h.port, 'close'));
+    // (A dead worker's port closed already; listening for 'close' now would wait forever.)
+    const closed = this.hosts.map((h) => h.closed);
     for (const h of this.hosts) h.port.close();
     await this.pool.destroy();
     await Promise.all(closed);

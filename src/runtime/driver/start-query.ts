@@ -3,13 +3,13 @@ import type { QueryOptionsInput } from '../../api/query-options.js';
 import { resolveQueryOptions } from '../../api/query-options.js';
 import { CheckpointManager, type RecoveryPoint } from '../../checkpoint/manager.js';
 import { invalidArgument } from '../../errors.js';
-import { checkSinkMode } from '../../plan/analyze.js';
+import { checkAsyncProgressTracking, checkSinkMode, checkSourceEvolution } from '../../plan/analyze.js';
 import { planFingerprint } from '../../plan/fingerprint.js';
 import { planPhysical } from '../../plan/physical.js';
 import { importJob, type JobLocation, jobUrlOf, planJob } from '../job-loader.js';
 import { type Clock, ManualClock, SystemClock } from '../time/clock.js';
 import { measureWallOffset } from '../time/precise-time.js';
-import { resolveWorkers } from './query-runtime.js';
+import { type RuntimeConfig, resolveWorkers } from './query-runtime.js';
 import { StreamingQuery } from './streaming-query.js';
 
 export interface StartOptions {
@@ -68,6 +68,8 @@ export async function startQuery(job: JobLocation, options: StartOptions = {}): 
   const queryOptions = options.options
     ? resolveQueryOptions(definition.options, options.options)
     : definition.options;
+  checkSourceEvolution(plan, queryOptions);
+  checkAsyncProgressTracking(plan, queryOptions);
   const defaultShufflePartitions = queryOptions.shufflePartitions ?? resolveWorkers(queryOptions);
   const physical = planPhysical(plan, { defaultShufflePartitions });
   const wallOffset = measureWallOffset();
@@ -80,31 +82,44 @@ export async function startQuery(job: JobLocation, options: StartOptions = {}): 
   }
   const runId = randomUUID();
   const location = options.checkpointLocation ?? definition.checkpointLocation;
+  if (queryOptions.restartPolicy !== null && location === undefined) {
+    throw invalidArgument(
+      'restartPolicy (millrace run --restart) restarts a failed query from its checkpoint, and this query has ' +
+        'none: give it a checkpoint location (--checkpoint dir, or checkpointLocation in the job or startQuery)',
+    );
+  }
+  // Every attempt of the query opens the checkpoint the same way (a restart is a new run).
+  const openCheckpoint = (at: string, run: string) =>
+    CheckpointManager.open(at, plan, run, randomUUID(), {
+      sourceEvolution: queryOptions.sourceEvolution,
+      physical,
+    });
   let checkpoint: CheckpointManager | null = null;
   let recovery: RecoveryPoint | null = null;
-  if (location !== undefined) {
-    ({ manager: checkpoint, recovery } = await CheckpointManager.open(location, plan, runId, randomUUID()));
-  }
+  if (location !== undefined) ({ manager: checkpoint, recovery } = await openCheckpoint(location, runId));
   try {
-    const q = new StreamingQuery(
-      {
-        queryId: recovery?.queryId ?? randomUUID(),
-        runId,
-        name: options.queryName ?? definition.queryName ?? null,
-        jobUrl,
-        params,
-        plan,
-        physical,
-        fingerprint: planFingerprint(plan, true),
-        options: queryOptions,
-        defaultShufflePartitions,
-        clock,
-        wallOffset,
-        checkpoint,
-        recovery,
-      },
-      { console: options.console ?? defaultConsole },
-    );
+    const config: RuntimeConfig = {
+      queryId: recovery?.queryId ?? randomUUID(),
+      runId,
+      name: options.queryName ?? definition.queryName ?? null,
+      jobUrl,
+      params,
+      plan,
+      physical,
+      fingerprint: planFingerprint(plan, true),
+      options: queryOptions,
+      defaultShufflePartitions,
+      clock,
+      wallOffset,
+      checkpoint,
+      recovery,
+    };
+    const openAttempt = async (): Promise<RuntimeConfig> => {
+      const next = randomUUID();
+      const opened = await openCheckpoint(location!, next);
+      return { ...config, runId: next, checkpoint: opened.manager, recovery: opened.recovery };
+    };
+    const q = new StreamingQuery(config, { console: options.console ?? defaultConsole, openAttempt });
     await q.launch(options.startTimeoutMs ?? 60_000, options.initialData ?? {}, options.continueFrom);
     return q;
   } catch (e) {

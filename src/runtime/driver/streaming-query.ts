@@ -6,56 +6,46 @@ import type { StreamingQueryProgress } from '../../metrics/progress.js';
 import { explain } from '../../plan/physical.js';
 import type { DeadLetter, LateRow } from '../messages.js';
 import { type ManualClock, notManual } from '../time/clock.js';
+import type {
+  MemorySinkHandle,
+  MemorySourceHandle,
+  QueryEvents,
+  QueryState,
+  QueryStatus,
+} from './query-handle-types.js';
 import { QueryRuntime, type RuntimeConfig, type RuntimeListener } from './query-runtime.js';
-import type { SinkEpoch } from './sink-store.js';
+import { asMillraceError, carryOver, type RestartHost, RestartLoop } from './restart-loop.js';
+import { type RestartDecision, RestartTracker } from './restarts.js';
 
-export type QueryState = 'active' | 'stopping' | 'terminated' | 'failed';
-
-/** Spark's StreamingQueryStatus, plus the lifecycle state. */
-export interface QueryStatus {
-  message: string;
-  isDataAvailable: boolean;
-  isTriggerActive: boolean;
-  isActive: boolean;
-  state: QueryState;
-}
-
-/** A test's handle on a memory source. */
-export interface MemorySourceHandle<T = unknown> {
-  readonly name: string;
-  readonly partitions: number;
-  /** Appends rows to the source's replayable log (partition 0 by default). */
-  addData(rows: Iterable<T>, partition?: number): void;
-}
-
-/** A test's handle on a memory sink. */
-export interface MemorySinkHandle<T = unknown> {
-  /** Every row written so far: epochs in order; within an epoch, partition by partition in emit order. */
-  rows(): T[];
-  /** The same rows grouped by epoch. */
-  epochs(): SinkEpoch<T>[];
-}
-
-export interface QueryEvents {
-  started: [];
-  progress: [StreamingQueryProgress];
-  idle: [StreamingQueryProgress];
-  terminated: [MillraceError | null];
-  deadLetter: [DeadLetter];
-  lateRow: [LateRow];
-  epochCommitted: [number];
-}
+export type {
+  MemorySinkHandle,
+  MemorySourceHandle,
+  QueryEvents,
+  QueryState,
+  QueryStatus,
+} from './query-handle-types.js';
 
 /** How many progress objects `recentProgress` keeps (Spark's default). */
 export const PROGRESS_RETENTION = 100;
 
 export interface HandleOptions {
   console: (line: string, stream: 'stdout' | 'stderr') => void;
+  /**
+   * Opens the checkpoint again for a new attempt (a new run id), for the restart policy; required
+   * when the query has one.
+   */
+  openAttempt?: () => Promise<RuntimeConfig>;
 }
 
 /**
- * A running query. Returned by `startQuery`; events: `started`, `progress`, `idle` (an interval
- * with no input), `terminated` (with the error, or null), `deadLetter`, `epochCommitted`.
+ * A running query. Returned by `startQuery`; events: `started` (once per attempt), `progress`,
+ * `idle` (an interval with no input), `terminated` (with the error, or null), `restarting`,
+ * `deadLetter`, `epochCommitted`.
+ *
+ * With a restart policy, a failed attempt is followed by a new run from the checkpoint (a new
+ * `runId`) after a backoff on the query's clock; the handle stays the same: its memory sources
+ * and sink carry over, events keep coming, and `awaitTermination` settles only when the query
+ * stops or the policy gives up.
  *
  * @example
  * const q = await startQuery(new URL('./jobs/alerts.js', import.meta.url));
@@ -64,12 +54,20 @@ export interface HandleOptions {
  */
 export class StreamingQuery extends EventEmitter<QueryEvents> {
   readonly id: string;
-  readonly runId: string;
   readonly name: string | null;
   private state: QueryState = 'active';
   private failure: MillraceError | null = null;
   private progressLog: StreamingQueryProgress[] = [];
-  private readonly runtime: QueryRuntime;
+  private runtime: QueryRuntime;
+  private config: RuntimeConfig;
+  private readonly restarts: RestartTracker;
+  private readonly restartLoop: RestartLoop;
+  /** The restart in progress (backoff, then the next attempt's launch); settles, never rejects. */
+  private restartCycle: Promise<void> | undefined;
+  /** Resolves when the running attempt ends (fails or the query finishes). */
+  private attemptOver!: Promise<void>;
+  private endAttempt!: () => void;
+  private startTimeoutMs = 60_000;
   private readonly ended: Promise<void>;
   private resolveEnded!: () => void;
   private rejectEnded!: (e: Error) => void;
@@ -77,13 +75,16 @@ export class StreamingQuery extends EventEmitter<QueryEvents> {
 
   /** @internal Use startQuery. */
   constructor(
-    private readonly config: RuntimeConfig,
+    config: RuntimeConfig,
     private readonly handleOptions: HandleOptions,
   ) {
     super();
+    this.config = config;
     this.id = config.queryId;
-    this.runId = config.runId;
     this.name = config.name;
+    this.restarts = new RestartTracker(config.options.restartPolicy);
+    this.restartLoop = new RestartLoop(this.restarts, this.restartHost());
+    this.newAttempt();
     this.ended = new Promise<void>((resolve, reject) => {
       this.resolveEnded = resolve;
       this.rejectEnded = reject;
@@ -99,19 +100,10 @@ export class StreamingQuery extends EventEmitter<QueryEvents> {
     initialData: Record<string, unknown[] | Record<number, unknown[]>>,
     continueFrom: StreamingQuery | undefined,
   ): Promise<void> {
-    await this.runtime.launch(startTimeoutMs, (feeds) => {
-      if (continueFrom !== undefined) {
-        for (const feed of continueFrom.runtime.feeds.memorySources()) {
-          const mine = feeds.memorySource(feed.spec.name);
-          if (mine === undefined) continue;
-          for (const [p, rows] of feed.snapshot().entries())
-            if (p < mine.spec.partitions) mine.preload(rows, p);
-        }
-        const store = continueFrom.runtime.results.memorySink;
-        if (store && this.runtime.results.memorySink?.name === store.name) {
-          this.runtime.results.memorySink.carryCommitted(store);
-        }
-      }
+    this.startTimeoutMs = startTimeoutMs;
+    const runtime = this.runtime;
+    await runtime.launch(startTimeoutMs, (feeds) => {
+      if (continueFrom !== undefined) carryOver(continueFrom.runtime, runtime, feeds, false);
       for (const [name, data] of Object.entries(initialData)) {
         const feed = feeds.memorySource(name);
         if (!feed) this.source(name); // throws UNKNOWN_SOURCE naming the sources there are
@@ -119,6 +111,15 @@ export class StreamingQuery extends EventEmitter<QueryEvents> {
         else for (const [p, rows] of Object.entries(data)) feed!.preload(rows, Number(p));
       }
     });
+    this.announceStart();
+  }
+
+  /** The run id of the attempt running now: each restart is a new run, as in Spark. */
+  get runId(): string {
+    return this.config.runId;
+  }
+
+  private announceStart(): void {
     const event = {
       id: this.id,
       runId: this.runId,
@@ -130,20 +131,47 @@ export class StreamingQuery extends EventEmitter<QueryEvents> {
     setImmediate(() => this.emit('started'));
   }
 
+  private newAttempt(): void {
+    this.attemptOver = new Promise<void>((resolve) => {
+      this.endAttempt = resolve;
+    });
+  }
+
+  private restartHost(): RestartHost {
+    return {
+      clock: this.config.clock,
+      openAttempt: () => {
+        if (!this.handleOptions.openAttempt) throw new Error('a restart policy needs openAttempt');
+        return this.handleOptions.openAttempt();
+      },
+      listener: () => this.runtimeListener(),
+      restarting: (event) => this.emit('restarting', event),
+    };
+  }
+
   private runtimeListener(): RuntimeListener {
+    // A failed attempt's runtime may still report while it winds down; only the running
+    // attempt's failures and stop requests count.
+    const attempt = this.restarts.attempt;
+    const current = () => this.restarts.attempt === attempt;
     return {
       progress: (p) => this.onProgress(p),
       deadLetter: (d) => this.emit('deadLetter', d),
       lateRow: (r) => this.emit('lateRow', r),
       epochCommitted: (e) => this.emit('epochCommitted', e),
-      failed: (e) => void this.onFailed(e),
-      stopRequested: () => void this.stop().catch(() => {}),
+      failed: (e) => {
+        if (current()) void this.onFailed(e);
+      },
+      stopRequested: () => {
+        if (current()) void this.stop().catch(() => {});
+      },
       consoleLine: (line, stream) => this.handleOptions.console(line, stream),
     };
   }
 
+  /** True until the query stops or fails for good (also while it restarts). */
   get isActive(): boolean {
-    return this.state === 'active';
+    return this.state === 'active' || this.state === 'restarting';
   }
 
   /** The error that ended the query, or null. */
@@ -153,6 +181,7 @@ export class StreamingQuery extends EventEmitter<QueryEvents> {
 
   get status(): QueryStatus {
     const last = this.lastProgress;
+    const { attempt, lastError, nextRestartAt } = this.restarts;
     const message =
       this.state === 'failed'
         ? `Terminated with exception: ${this.failure?.message}`
@@ -160,15 +189,23 @@ export class StreamingQuery extends EventEmitter<QueryEvents> {
           ? 'Stopped'
           : this.state === 'stopping'
             ? 'Stopping'
-            : last && last.numInputRows > 0
-              ? 'Processing new data'
-              : 'Waiting for data to arrive';
+            : this.state === 'restarting'
+              ? nextRestartAt === null
+                ? `Restarting: starting attempt ${attempt}`
+                : `Restarting: attempt ${attempt} failed (${lastError?.message}); attempt ${attempt + 1} starts in ${Math.max(0, nextRestartAt - this.config.clock.now())} ms`
+              : last && last.numInputRows > 0
+                ? 'Processing new data'
+                : 'Waiting for data to arrive';
     return {
       message,
-      isDataAvailable: (last?.numInputRows ?? 0) > 0,
+      isDataAvailable: this.state !== 'restarting' && (last?.numInputRows ?? 0) > 0,
       isTriggerActive: this.state === 'active',
-      isActive: this.state === 'active',
+      isActive: this.isActive,
       state: this.state,
+      attempt,
+      retriesLeft: this.restarts.retriesLeft,
+      lastError: lastError && { code: lastError.code, message: lastError.message },
+      nextRestartAt,
     };
   }
 
@@ -209,6 +246,15 @@ export class StreamingQuery extends EventEmitter<QueryEvents> {
    * worker thread ends. Resolves when all of it has happened (or the query had already ended).
    */
   stop(options: { timeoutMs?: number } = {}): Promise<void> {
+    if (this.state === 'restarting') {
+      // Between attempts: the backoff ends now and no attempt follows; an attempt already being
+      // launched is stopped once it runs.
+      this.restartLoop.stop();
+      this.stopping ??= this.restartCycle!.then(() =>
+        this.state === 'active' ? this.stop(options) : undefined,
+      );
+      return this.stopping;
+    }
     if (this.state !== 'active') return this.stopping ?? Promise.resolve();
     this.state = 'stopping';
     this.stopping = (async () => {
@@ -230,9 +276,32 @@ export class StreamingQuery extends EventEmitter<QueryEvents> {
    * has reached the sink. Rejects if the query fails first.
    */
   async processAllAvailable(): Promise<void> {
-    if (this.failure) throw this.failure;
-    if (this.state !== 'active') return;
-    await this.runtime.processAllAvailable();
+    // With a restart policy the wait goes on through restarts: what the failed attempt had not
+    // processed, the next one does.
+    for (;;) {
+      if (this.failure) throw this.failure;
+      if (this.state === 'restarting') {
+        await this.restartCycle;
+        continue;
+      }
+      if (this.state !== 'active') return;
+      const over = this.attemptOver.then(() => 'over' as const);
+      let failed: unknown;
+      const outcome = await Promise.race([
+        this.runtime.processAllAvailable().then(
+          () => 'done' as const,
+          (e: unknown) => {
+            failed = e;
+            return 'failed' as const;
+          },
+        ),
+        over,
+      ]);
+      if (outcome === 'done') return;
+      // The state moved on while we waited (TypeScript keeps the narrowing from before the await).
+      if ((this.state as QueryState) === 'restarting' || outcome === 'over') continue;
+      throw failed;
+    }
   }
 
   /** The memory source named `name`. */
@@ -249,10 +318,15 @@ export class StreamingQuery extends EventEmitter<QueryEvents> {
       name,
       partitions: feed.spec.partitions,
       addData: (rows, partition) => {
+        if (this.state === 'restarting') {
+          this.restartLoop.hold(name, feed.spec.partitions, rows, partition);
+          return;
+        }
         if (this.state !== 'active') {
           throw new MillraceError(ErrorCode.QUERY_NOT_ACTIVE, `addData: the query is ${this.state}`);
         }
-        feed.addData(rows, partition);
+        // The attempt running now (a restart replaces the runtime, not the handle).
+        this.runtime.feeds.memorySource(name)!.addData(rows, partition);
       },
     };
   }
@@ -266,7 +340,10 @@ export class StreamingQuery extends EventEmitter<QueryEvents> {
         `this query has no memory sink named '${name}'${store ? ` (it has: ${store.name})` : ''}`,
       );
     }
-    return { rows: () => store.rows<T>(), epochs: () => store.epochs<T>() };
+    // The store of the attempt running when asked: each attempt's store carries the committed
+    // output of the one before.
+    const now = () => this.runtime.results.memorySink!;
+    return { rows: () => now().rows<T>(), epochs: () => now().epochs<T>() };
   }
 
   /** Dead letters received so far (the newest 10 000). */
@@ -279,7 +356,7 @@ export class StreamingQuery extends EventEmitter<QueryEvents> {
    * {@link latencySummary} includes every row emitted before the call.
    */
   async collectMetrics(): Promise<void> {
-    if (this.state === 'terminated' || this.state === 'failed') return;
+    if (this.state !== 'active' && this.state !== 'stopping') return;
     await this.runtime.collectMetrics();
   }
 
@@ -321,15 +398,70 @@ export class StreamingQuery extends EventEmitter<QueryEvents> {
 
   private async onFailed(error: MillraceError): Promise<void> {
     if (this.failure || this.state === 'terminated' || this.state === 'failed') return;
-    this.failure = error;
+    if (this.state === 'restarting') {
+      // The attempt being launched failed before its launch returned: the restart loop sees it.
+      this.restartLoop.launchFailed(error);
+      return;
+    }
     if (this.state === 'stopping') {
-      // stop() is waiting for the runtime; it finishes the query with this error.
+      // stop() is waiting for the runtime; it finishes the query with this error. A failure
+      // while stopping is not restarted: the user asked the query to end.
+      this.failure = error;
       await this.runtime.abort();
       return;
     }
+    // Decided before the first await, so that a processAllAvailable rejected by this failure
+    // already finds the query restarting.
+    const decision = this.restarts.failed(error, this.config.clock.now());
+    this.endAttempt();
+    if (decision.kind === 'restart') {
+      this.state = 'restarting';
+      this.restartCycle = this.restart(decision);
+      return;
+    }
+    this.failure = error;
     this.state = 'stopping';
     await this.runtime.abort();
     await this.finish(error);
+  }
+
+  /** Between attempts; ends with the query running again, stopped, or failed for good. */
+  private async restart(decision: RestartDecision): Promise<void> {
+    try {
+      const outcome = await this.restartLoop.run(this.runtime, decision, this.startTimeoutMs);
+      switch (outcome.kind) {
+        case 'running':
+          this.config = outcome.config;
+          this.runtime = outcome.runtime;
+          this.activate();
+          return;
+        case 'stopped':
+          await this.finish(null);
+          return;
+        case 'gaveUp':
+          this.failure = outcome.error;
+          await this.finish(outcome.error);
+          return;
+      }
+    } catch (e) {
+      this.failure = asMillraceError(e);
+      await this.finish(this.failure);
+    }
+  }
+
+  /** The new attempt runs: rows added meanwhile go to it, and it is announced. */
+  private activate(): void {
+    this.state = 'active';
+    this.newAttempt();
+    try {
+      for (const { source, rows, partition } of this.restartLoop.takeHeld()) {
+        this.runtime.feeds.memorySource(source)!.addData(rows, partition);
+      }
+    } catch (e) {
+      void this.onFailed(asMillraceError(e));
+      return;
+    }
+    this.announceStart();
   }
 
   private async finish(error: MillraceError | null): Promise<void> {
@@ -337,6 +469,11 @@ export class StreamingQuery extends EventEmitter<QueryEvents> {
     await this.runtime.shutdown();
     this.failure = error;
     this.state = error ? 'failed' : 'terminated';
+    if (error) this.restarts.lastError = error;
+    this.endAttempt();
+    // No attempt follows: nothing is due, and rows held for one go nowhere.
+    this.restarts.nextRestartAt = null;
+    this.restartLoop.takeHeld();
     this.emit('terminated', error);
     notifyListeners('onQueryTerminated', { id: this.id, runId: this.runId, exception: error });
     if (error) this.rejectEnded(error);

@@ -14,12 +14,19 @@ export function createTimerQueue(clock: Clock): TimerQueue {
   return clock.manual ? new ManualTimerQueue(clock as ManualClock) : new SystemTimerQueue(clock);
 }
 
+/** What `at` returns once the queue is disposed: nothing was scheduled. */
+const noop = () => {};
+
 class SystemTimerQueue implements TimerQueue {
   private readonly handles = new Set<NodeJS.Timeout>();
+  private disposed = false;
 
   constructor(private readonly clock: Clock) {}
 
   at(atMs: number, fn: () => void): () => void {
+    // A disposed queue schedules nothing: a late caller (a timer that reschedules itself) must not
+    // keep the process alive after its query ended.
+    if (this.disposed) return noop;
     const h = setTimeout(
       () => {
         this.handles.delete(h);
@@ -35,6 +42,7 @@ class SystemTimerQueue implements TimerQueue {
   }
 
   dispose(): void {
+    this.disposed = true;
     for (const h of this.handles) clearTimeout(h);
     this.handles.clear();
   }
@@ -50,12 +58,14 @@ class ManualTimerQueue implements TimerQueue {
   private entries: Entry[] = [];
   private seq = 0;
   private readonly unsubscribe: () => void;
+  private disposed = false;
 
   constructor(clock: ManualClock) {
     this.unsubscribe = clock.onChange((now) => this.fire(now));
   }
 
   at(atMs: number, fn: () => void): () => void {
+    if (this.disposed) return noop;
     const e = { at: atMs, seq: this.seq++, fn };
     this.entries.push(e);
     this.entries.sort((a, b) => a.at - b.at || a.seq - b.seq);
@@ -73,6 +83,7 @@ class ManualTimerQueue implements TimerQueue {
   }
 
   dispose(): void {
+    this.disposed = true;
     this.entries = [];
     this.unsubscribe();
   }

@@ -76,7 +76,8 @@ export class Host implements HostContext {
   async run(): Promise<void> {
     const { bells, bell, control, tasks } = this;
     const spinMs = this.spec.spinMicros / 1000;
-    let reportGen = Atomics.load(control, REPORT_GEN_SLOT);
+    // Rounds are numbered from 1: one the driver asked before this loop started is answered too.
+    let reportGen = 0;
     let lastYield = performance.now();
     let idleSince = 0;
     for (;;) {

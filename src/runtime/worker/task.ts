@@ -148,7 +148,8 @@ export class Task implements OperatorContext, SinkTask {
     const checkpointer = new StateCheckpointer(
       stateful.store,
       spec.root,
-      operatorId,
+      // The checkpoint keeps the state under the operator's id when it was created.
+      spec.stateIds?.[operatorId] ?? operatorId,
       this.partition,
       spec.minDeltasForSnapshot,
       {
@@ -355,8 +356,12 @@ export class Task implements OperatorContext, SinkTask {
   }
 
   private forwardWatermarks(): void {
-    this.watermarks.flush((input, value) => this.output.marker(FrameKind.WATERMARK, value, input));
+    this.watermarks.flush(this.sendWatermark);
   }
+
+  /** Made once: forwardWatermarks runs after every batch of rows, and must not allocate. */
+  private readonly sendWatermark = (input: number, value: number): void =>
+    this.output.marker(FrameKind.WATERMARK, value, input);
 
   /** Aligned barriers: forward once every live input delivered it, then read all inputs again. */
   private completeBarrier(): void {

@@ -1,0 +1,82 @@
+import { mkdir, readdir } from 'node:fs/promises';
+import { join } from 'node:path';
+import { readChecked, writeFileAtomic } from '../../checkpoint/files.js';
+import { ErrorCode, MillraceError } from '../../errors.js';
+import type { FileFormat } from './formats.js';
+
+/** A file the source took, and how many rows it holds. */
+export interface LoggedFile {
+  readonly name: string;
+  readonly rows: number;
+  /** The source's format, or the manifest's for a files sink's output. */
+  readonly format: FileFormat;
+}
+
+/**
+ * The files source's record in the checkpoint (`sources/<id>/files/<n>`): the files it took, in
+ * the order it took them, one entry per discovery. Offsets count rows over this order, so a restart
+ * reads the same rows at the same offsets. Written before the rows of the files are sent, so no
+ * committed offset ever points past it.
+ *
+ * ```
+ * v1
+ * {"name":"payments-0001.jsonl","rows":5000,"format":"json"}
+ * ```
+ */
+export class FilesSourceLog {
+  private next = 0;
+
+  constructor(private readonly dir: string) {}
+
+  /** Every file taken so far, in order. */
+  async read(): Promise<LoggedFile[]> {
+    let names: string[];
+    try {
+      names = await readdir(this.dir);
+    } catch (e) {
+      if ((e as NodeJS.ErrnoException).code === 'ENOENT') return [];
+      throw e;
+    }
+    const seqs = names
+      .filter((n) => /^\d+$/.test(n))
+      .map(Number)
+      .sort((a, b) => a - b);
+    const files: LoggedFile[] = [];
+    for (const seq of seqs) {
+      const path = join(this.dir, String(seq));
+      const lines = (await readChecked(path))
+        .toString()
+        .split('\n')
+        .filter((l) => l !== '');
+      try {
+        if (lines[0] !== 'v1') throw new Error(`unknown format '${lines[0]}'`);
+        for (const l of lines.slice(1)) {
+          const f = JSON.parse(l) as LoggedFile;
+          if (typeof f.name !== 'string' || !Number.isInteger(f.rows) || typeof f.format !== 'string') {
+            throw new Error(`bad entry ${l}`);
+          }
+          files.push(f);
+        }
+      } catch (e) {
+        throw new MillraceError(
+          ErrorCode.CHECKPOINT_CORRUPT,
+          `checkpoint file ${path} is corrupt: ${(e as Error).message}`,
+        );
+      }
+    }
+    this.next = (seqs.at(-1) ?? -1) + 1;
+    return files;
+  }
+
+  /** Records newly taken files, durably. */
+  async append(files: readonly LoggedFile[]): Promise<void> {
+    if (files.length === 0) return;
+    await mkdir(this.dir, { recursive: true });
+    const text = [
+      'v1',
+      ...files.map((f) => JSON.stringify({ name: f.name, rows: f.rows, format: f.format })),
+    ].join('\n');
+    await writeFileAtomic(join(this.dir, String(this.next)), Buffer.from(`${text}\n`));
+    this.next++;
+  }
+}
