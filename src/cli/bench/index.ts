@@ -1,5 +1,7 @@
 import type { CliIO } from '../io.js';
 import { ExitCode } from '../io.js';
+import { CHECKPOINT_USAGE, parseCheckpointArgs, runCheckpointBench } from './checkpoint.js';
+import { renderCheckpointReport } from './checkpoint-report.js';
 import { IDLE_USAGE, parseIdleArgs, runIdle } from './idle.js';
 import { UsageError } from './options.js';
 import { renderIdleReport, renderStatelessReport, renderWindowedCountReport } from './report.js';
@@ -14,6 +16,8 @@ Scenarios:
   windowed-count
               E2 latency and T2 sustainable throughput (--find-max) of a keyed 1-s tumbling count
               with a shuffle, in update mode (Millrace only)
+  checkpoint  E3: windowed-count with ≈ 1 M groups of state, with and without a checkpoint every
+              second; C1: the time a restart on that checkpoint takes to emit again
   idle        I1: CPU used by a query that receives no data
 
 millrace bench <scenario> --help shows the options of a scenario. Method and targets: docs/benchmarks.md.
@@ -39,6 +43,14 @@ const SCENARIOS: Record<string, Scenario> = {
       const options = parseWindowedCountArgs(args);
       const result = await runWindowedCount(options, io, signal);
       io.out(options.json ? `${JSON.stringify(result, null, 2)}\n` : renderWindowedCountReport(result));
+    },
+  },
+  checkpoint: {
+    usage: CHECKPOINT_USAGE,
+    async run(args, io, signal) {
+      const options = parseCheckpointArgs(args);
+      const result = await runCheckpointBench(options, io, signal);
+      io.out(options.json ? `${JSON.stringify(result, null, 2)}\n` : renderCheckpointReport(result));
     },
   },
   idle: {

@@ -23,6 +23,26 @@ export interface MillraceJob {
   url: URL;
   params: Record<string, string | number>;
   clocks: ClockFigures;
+  /** Where the query keeps its checkpoint (`startQuery`'s `checkpointLocation`); none by default. */
+  checkpointLocation?: string;
+  /** Watches the run: the query once it started, and when the measured window begins and ends. */
+  observer?: RunObserver;
+  /** How long `stop()` may take (default: the engine's, 30 s). */
+  stopTimeoutMs?: number;
+}
+
+/** What a scenario that needs more than latency, backlog and state sees of a run. */
+export interface RunObserver {
+  /** The query runs (before the warm-up). */
+  started(q: StreamingQuery): void;
+  /** The measured window begins (`start`) or ends (`end`). */
+  window(phase: 'start' | 'end'): void;
+  /**
+   * The query stopped (`error` undefined), or its stop failed; called once after `started`. True
+   * when the scenario takes the failed stop as a result of the run (it reports it) rather than as
+   * the run's failure.
+   */
+  stopped(error: unknown): boolean;
 }
 
 /** One Millrace run of the stateless scenario. */
@@ -49,12 +69,16 @@ export async function runMillraceJob(job: MillraceJob, window: RunWindow): Promi
   const params = { ...job.params, rowsPerSecond: window.rate, clockChannel };
   const clocks = listenClockErrors(clockChannel);
   try {
-    const q = await startQuery(job.url, { params });
+    const q = await startQuery(job.url, {
+      params,
+      ...(job.checkpointLocation === undefined ? {} : { checkpointLocation: job.checkpointLocation }),
+    });
     let measured: MeasuredRun;
+    job.observer?.started(q);
     try {
-      measured = await measure(q, window);
+      measured = await measure(q, window, job.observer);
     } finally {
-      await q.stop();
+      await stopRun(q, job);
     }
     if (job.clocks === 'source-sink') {
       const { source, sink } = clocks.errors;
@@ -69,10 +93,26 @@ export async function runMillraceJob(job: MillraceJob, window: RunWindow): Promi
   }
 }
 
+/** Stops a run's query. A failed stop fails the run, unless the job's observer accepts it. */
+async function stopRun(q: StreamingQuery, job: MillraceJob): Promise<void> {
+  let stopError: unknown;
+  try {
+    await q.stop(job.stopTimeoutMs === undefined ? {} : { timeoutMs: job.stopTimeoutMs });
+  } catch (e) {
+    stopError = e ?? new Error('stop() failed');
+  }
+  const accepted = job.observer?.stopped(stopError) ?? false;
+  if (stopError !== undefined && !accepted) throw stopError;
+}
+
 /** Sum of a progress offset map over its partitions. */
 const total = (offsets: Record<string, number>): number => Object.values(offsets).reduce((a, b) => a + b, 0);
 
-async function measure(q: StreamingQuery, settings: RunWindow): Promise<MeasuredRun> {
+async function measure(
+  q: StreamingQuery,
+  settings: RunWindow,
+  observer: RunObserver | undefined,
+): Promise<MeasuredRun> {
   const { rate, signal } = settings;
   // A query that fails during the run ends the wait at once, with its error.
   const failed = q.awaitTermination().then(() => {
@@ -116,10 +156,12 @@ async function measure(q: StreamingQuery, settings: RunWindow): Promise<Measured
     q.resetLatencySummary();
     const windowStart = performance.now();
     measuring = true;
+    observer?.window('start');
     await wait(settings.durationMs);
     await q.collectMetrics();
     const windowMs = performance.now() - windowStart;
     measuring = false;
+    observer?.window('end');
     const latency = q.latencySummary().e2e;
     // A copy: the query's own histogram keeps growing with the reports of its last rows.
     const histogram = hdr.decodeFromCompressedBase64(

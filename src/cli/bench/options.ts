@@ -61,12 +61,13 @@ type OptionSpec = Record<string, { type: 'string' | 'boolean' }>;
 /**
  * Parses a latency scenario's command line: the common options, plus the scenario's own `extra`
  * ones, returned as raw values. Without `--rate`/`--rates` the rate is `defaults.rate`, or none
- * when `--find-max` runs alone; the warm-up is `defaults.warmup` (3 s unless given).
+ * when `--find-max` runs alone; the warm-up is `defaults.warmup` (3 s unless given), the measured
+ * window `defaults.duration` (10 s unless given).
  */
 export function parseBenchArgs(
   args: string[],
   extra: OptionSpec,
-  defaults: { rate: number; warmup?: string },
+  defaults: { rate: number; warmup?: string; duration?: string },
 ): { common: CommonOptions; values: Record<string, string | boolean | undefined> } {
   let values: Record<string, string | boolean | undefined>;
   try {
@@ -99,7 +100,7 @@ export function parseBenchArgs(
   let rates: number[] = findMax ? [] : [defaults.rate];
   if (rateList !== undefined) rates = rateList.split(',').map((r) => parseRate(r, '--rates'));
   else if (rate !== undefined) rates = [parseRate(rate, '--rate')];
-  const durationMs = parseDurationOption(text('duration') ?? '10s', '--duration');
+  const durationMs = parseDurationOption(text('duration') ?? defaults.duration ?? '10s', '--duration');
   if (durationMs <= 0) throw new UsageError('--duration must be positive');
   const spin = text('spin-micros');
   return {

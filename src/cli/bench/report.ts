@@ -19,7 +19,7 @@ import { type StateStats, SYSTEM_LABEL, SYSTEMS, type SystemName } from './types
 import type { WindowedCountResult } from './windowed-count.js';
 
 /** A path relative to the working directory when it is below it. */
-function displayPath(path: string): string {
+export function displayPath(path: string): string {
   const rel = relative(process.cwd(), path);
   return rel === '' || rel.startsWith('..') ? path : rel;
 }

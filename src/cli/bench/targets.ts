@@ -2,7 +2,7 @@ import { formatLatency, formatRate } from './format.js';
 
 /** One figure checked against its target of BENCH.md. */
 export interface TargetCheck {
-  id: 'E1' | 'E2' | 'T1' | 'T2' | 'I1';
+  id: 'E1' | 'E2' | 'E3' | 'T1' | 'T2' | 'I1' | 'C1';
   what: string;
   measured: number;
   unit: 'ms' | 'rows/s' | '%' | '×';
@@ -39,6 +39,14 @@ export const T1_ROWS_PER_SECOND = 1_000_000;
 export const E2_RATE = 100_000;
 export const E2_P99_MS = 1;
 export const E2_P999_MS = 5;
+/** E3: E2 with a checkpoint every second and ≈ 1 M keys of state. */
+export const E3_RATE = 100_000;
+export const E3_KEYS = 1_000_000;
+export const E3_CHECKPOINT_INTERVAL_MS = 1000;
+/** p99 with checkpoints at most this many times p99 without, same query, same state size. */
+export const E3_P99_RATIO = 1.25;
+/** C1: a query restarted from a checkpoint holding ≈ 1 M keys runs again within this time. */
+export const C1_RESTART_MS = 2000;
 /** Keyed window count sustainable throughput. */
 export const T2_ROWS_PER_SECOND = 300_000;
 export const I1_CPU_PERCENT = 2;

@@ -1,6 +1,11 @@
 import { readFile } from 'node:fs/promises';
-import { tableFromIPC, tableFromJSON, tableToIPC } from 'apache-arrow';
-import { parse as parseCsv } from 'csv-parse/sync';
+
+// Loaded on first use: apache-arrow takes about half a second to import, which every worker
+// thread would pay at start, whether or not its query reads or writes files.
+let arrowModule: Promise<typeof import('apache-arrow')> | undefined;
+let csvModule: Promise<typeof import('csv-parse/sync')> | undefined;
+const arrow = () => (arrowModule ??= import('apache-arrow'));
+const csv = () => (csvModule ??= import('csv-parse/sync'));
 
 /** File formats the files source reads (`json`: JSON lines; `csv` with a header line; `arrow`: Arrow IPC). */
 export type FileFormat = 'json' | 'csv' | 'arrow';
@@ -13,7 +18,7 @@ export async function readRows(path: string, format: FileFormat): Promise<unknow
   return decodeRows(bytes, format, path);
 }
 
-export function decodeRows(bytes: Buffer, format: FileFormat, path: string): unknown[] {
+export async function decodeRows(bytes: Buffer, format: FileFormat, path: string): Promise<unknown[]> {
   switch (format) {
     case 'json': {
       const rows: unknown[] = [];
@@ -30,14 +35,17 @@ export function decodeRows(bytes: Buffer, format: FileFormat, path: string): unk
       }
       return rows;
     }
-    case 'csv':
+    case 'csv': {
+      const { parse: parseCsv } = await csv();
       try {
         // A header line names the columns; values are strings (as Spark without inferSchema).
         return parseCsv(bytes, { columns: true, skip_empty_lines: true }) as unknown[];
       } catch (e) {
         throw new Error(`${path}: not CSV (${(e as Error).message})`);
       }
+    }
     case 'arrow': {
+      const { tableFromIPC } = await arrow();
       let table: ReturnType<typeof tableFromIPC>;
       try {
         table = tableFromIPC(bytes);
@@ -50,7 +58,8 @@ export function decodeRows(bytes: Buffer, format: FileFormat, path: string): unk
 }
 
 /** Rows as a file's bytes: JSON lines, or an Arrow IPC file whose schema is inferred from the rows. */
-export function encodeRows(rows: readonly unknown[], format: 'json' | 'arrow'): Uint8Array {
+export async function encodeRows(rows: readonly unknown[], format: 'json' | 'arrow'): Promise<Uint8Array> {
   if (format === 'json') return Buffer.from(rows.map((r) => `${JSON.stringify(r)}\n`).join(''));
+  const { tableFromJSON, tableToIPC } = await arrow();
   return tableToIPC(tableFromJSON(rows as Record<string, unknown>[]), 'file');
 }

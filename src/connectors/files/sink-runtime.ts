@@ -52,9 +52,9 @@ export class FilesSinkRuntime implements SinkRuntime {
     const name = `part-${String(epoch).padStart(6, '0')}-${String(this.partition).padStart(3, '0')}-${this.attempt}${EXTENSIONS[this.spec.format]}`;
     const rows = this.count;
     if (this.spec.format === 'arrow') {
-      const bytes = encodeRows(this.rows, 'arrow');
+      const rows = this.rows;
       this.rows = [];
-      this.enqueue(() => this.append(bytes));
+      this.enqueue(async () => this.append(await encodeRows(rows, 'arrow')));
     } else {
       this.spill();
     }

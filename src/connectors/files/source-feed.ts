@@ -233,7 +233,7 @@ export class FilesSourceFeed {
       throw this.readFailed(path, e);
     }
     try {
-      return decodeRows(bytes, format, path);
+      return await decodeRows(bytes, format, path);
     } catch (e) {
       // The decoder's message names the file (and the line).
       throw new MillraceError(
