@@ -1,6 +1,6 @@
-import { mkdir, readdir, unlink } from 'node:fs/promises';
+import { mkdir, unlink } from 'node:fs/promises';
 import { ErrorCode, MillraceError } from '../errors.js';
-import { readChecked, readCheckedIfExists, writeFileAtomic } from './files.js';
+import { numberedEntries, readChecked, readCheckedIfExists, writeFileAtomic } from './files.js';
 import type { CheckpointLayout } from './layout.js';
 
 /** Offsets of one source: `{ partition: next offset }` (what the epoch read up to). */
@@ -100,36 +100,22 @@ export class EpochLogs {
 
   /** Epochs that have an offsets file, ascending. */
   offsetEpochs(): Promise<number[]> {
-    return epochsIn(this.layout.offsetsDir);
+    return numberedEntries(this.layout.offsetsDir);
   }
 
   /** Epochs that have a commit file, ascending. */
   commitEpochs(): Promise<number[]> {
-    return epochsIn(this.layout.commitsDir);
+    return numberedEntries(this.layout.commitsDir);
   }
 
   /** Removes the log files of epochs before `epoch` (retention); never the newest ones. */
   async purgeBefore(epoch: number): Promise<void> {
     for (const dir of [this.layout.offsetsDir, this.layout.commitsDir]) {
-      for (const e of await epochsIn(dir)) {
+      for (const e of await numberedEntries(dir)) {
         if (e < epoch) await unlink(`${dir}/${e}`).catch(() => {});
       }
     }
   }
-}
-
-async function epochsIn(dir: string): Promise<number[]> {
-  let names: string[];
-  try {
-    names = await readdir(dir);
-  } catch (e) {
-    if ((e as NodeJS.ErrnoException).code === 'ENOENT') return [];
-    throw e;
-  }
-  return names
-    .filter((n) => /^\d+$/.test(n))
-    .map(Number)
-    .sort((a, b) => a - b);
 }
 
 export { readChecked };

@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { open, readFile, rename, unlink } from 'node:fs/promises';
+import { open, readdir, readFile, rename, unlink } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
 import { crc32 } from 'node:zlib';
 import { ErrorCode, MillraceError } from '../errors.js';
@@ -103,4 +103,19 @@ export async function readCheckedIfExists(path: string): Promise<Buffer | undefi
     throw e;
   }
   return verifyChecksum(bytes, path);
+}
+
+/** The entries of a directory named by a number (epochs, sequence numbers), ascending; none if it is missing. */
+export async function numberedEntries(dir: string): Promise<number[]> {
+  let names: string[];
+  try {
+    names = await readdir(dir);
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code === 'ENOENT') return [];
+    throw e;
+  }
+  return names
+    .filter((n) => /^\d+$/.test(n))
+    .map(Number)
+    .sort((a, b) => a - b);
 }

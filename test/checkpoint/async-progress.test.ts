@@ -1,21 +1,13 @@
 import assert from 'node:assert/strict';
-import { cpSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { cpSync, readdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
-import { after, describe, it } from 'node:test';
+import { describe, it } from 'node:test';
 import { MillraceError, type StreamingQuery, startQuery } from '../../src/index.js';
+import { tempDirs } from '../fixtures/temp-dirs.js';
 
 const job = new URL('../fixtures/jobs/async-progress.js', import.meta.url);
 
-const dirs: string[] = [];
-function tempDir(): string {
-  const d = mkdtempSync(join(tmpdir(), 'millrace-async-progress-'));
-  dirs.push(d);
-  return d;
-}
-after(() => {
-  for (const d of dirs) rmSync(d, { recursive: true, force: true });
-});
+const tempDir = tempDirs('millrace-async-progress');
 
 const epochsIn = (dir: string) =>
   readdirSync(dir)

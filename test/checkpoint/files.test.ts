@@ -1,23 +1,15 @@
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { after, describe, it } from 'node:test';
+import { describe, it } from 'node:test';
 import { EpochLogs } from '../../src/checkpoint/epoch-logs.js';
 import { readChecked, withChecksum, writeFileAtomic } from '../../src/checkpoint/files.js';
 import { CheckpointLayout } from '../../src/checkpoint/layout.js';
 import { CheckpointLock } from '../../src/checkpoint/lock.js';
+import { tempDirs } from '../fixtures/temp-dirs.js';
 
-const dirs: string[] = [];
-function tempDir(): string {
-  const d = mkdtempSync(join(tmpdir(), 'millrace-ckpt-'));
-  dirs.push(d);
-  return d;
-}
-after(() => {
-  for (const d of dirs) rmSync(d, { recursive: true, force: true });
-});
+const tempDir = tempDirs('millrace-ckpt');
 
 describe('checkpoint files', () => {
   it('are written atomically with a checksum and read back, leaving no temporary file', async () => {

@@ -1,25 +1,17 @@
 import assert from 'node:assert/strict';
-import { mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { after, describe, it } from 'node:test';
+import { describe, it } from 'node:test';
 import { EpochLogs } from '../../src/checkpoint/epoch-logs.js';
 import { CheckpointLayout } from '../../src/checkpoint/layout.js';
 import { startQuery } from '../../src/index.js';
 import type { Payment } from '../fixtures/jobs/stateless.js';
+import { tempDirs } from '../fixtures/temp-dirs.js';
 
 const stateless = new URL('../fixtures/jobs/stateless.js', import.meta.url);
 const triggers = new URL('../fixtures/jobs/triggers.js', import.meta.url);
 
-const dirs: string[] = [];
-function tempDir(): string {
-  const d = mkdtempSync(join(tmpdir(), 'millrace-recovery-'));
-  dirs.push(d);
-  return d;
-}
-after(() => {
-  for (const d of dirs) rmSync(d, { recursive: true, force: true });
-});
+const tempDir = tempDirs('millrace-recovery');
 
 const pay = (n: number): Payment => ({ txId: `t${n}`, cardId: `c${n % 3}`, amount: n, country: 'FR' });
 const ids = (rows: unknown[]) => rows.map((r) => (r as Payment).txId);

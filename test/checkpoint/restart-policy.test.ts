@@ -1,9 +1,8 @@
 import assert from 'node:assert/strict';
 import { once } from 'node:events';
-import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { after, describe, it } from 'node:test';
+import { describe, it } from 'node:test';
 import { DEFAULT_QUERY_OPTIONS, resolveQueryOptions } from '../../src/api/query-options.js';
 import { backoffMs, DEFAULT_RESTART_POLICY } from '../../src/api/restart-policy.js';
 import {
@@ -16,19 +15,12 @@ import {
 } from '../../src/index.js';
 import { isRetryable } from '../../src/runtime/driver/restarts.js';
 import type { FlakyRow } from '../fixtures/jobs/flaky.js';
+import { tempDirs } from '../fixtures/temp-dirs.js';
 
 const flaky = new URL('../fixtures/jobs/flaky.js', import.meta.url);
 const widen = new URL('../fixtures/jobs/widen.js', import.meta.url);
 
-const dirs: string[] = [];
-function tempDir(): string {
-  const d = mkdtempSync(join(tmpdir(), 'millrace-restart-'));
-  dirs.push(d);
-  return d;
-}
-after(() => {
-  for (const d of dirs) rmSync(d, { recursive: true, force: true });
-});
+const tempDir = tempDirs('millrace-restart');
 
 const row = (id: number): FlakyRow => ({ id });
 const poison = (id: number): FlakyRow => ({ id, poison: true });

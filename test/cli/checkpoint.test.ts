@@ -1,8 +1,7 @@
 import assert from 'node:assert/strict';
-import { cpSync, mkdtempSync, readFileSync, rmSync, unlinkSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { cpSync, readFileSync, unlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { after, before, describe, it } from 'node:test';
+import { before, describe, it } from 'node:test';
 import { EpochLogs } from '../../src/checkpoint/epoch-logs.js';
 import type { CheckpointInspection, CheckpointVerification } from '../../src/checkpoint/inspect.js';
 import { CheckpointLayout } from '../../src/checkpoint/layout.js';
@@ -10,20 +9,13 @@ import { main } from '../../src/cli/main.js';
 import { type StreamingQuery, startQuery } from '../../src/index.js';
 import type { Payment } from '../fixtures/jobs/aggregations.js';
 import type { Sale } from '../fixtures/jobs/hourly-revenue.js';
+import { tempDirs } from '../fixtures/temp-dirs.js';
 import { fakeIO } from './fake-io.js';
 
 const aggregations = new URL('../fixtures/jobs/aggregations.js', import.meta.url);
 const hourlyRevenue = new URL('../fixtures/jobs/hourly-revenue.js', import.meta.url);
 
-const dirs: string[] = [];
-function tempDir(): string {
-  const d = mkdtempSync(join(tmpdir(), 'millrace-cli-checkpoint-'));
-  dirs.push(d);
-  return d;
-}
-after(() => {
-  for (const d of dirs) rmSync(d, { recursive: true, force: true });
-});
+const tempDir = tempDirs('millrace-cli-checkpoint');
 
 async function cli(...args: string[]) {
   const t = fakeIO();

@@ -1,23 +1,15 @@
 import assert from 'node:assert/strict';
-import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { after, describe, it } from 'node:test';
+import { describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { main } from '../../src/cli/main.js';
+import { tempDirs } from '../fixtures/temp-dirs.js';
 import { fakeIO } from './fake-io.js';
 
 const flaky = fileURLToPath(new URL('../fixtures/jobs/flaky.js', import.meta.url));
 
-const dirs: string[] = [];
-function tempDir(): string {
-  const d = mkdtempSync(join(tmpdir(), 'millrace-cli-restart-'));
-  dirs.push(d);
-  return d;
-}
-after(() => {
-  for (const d of dirs) rmSync(d, { recursive: true, force: true });
-});
+const tempDir = tempDirs('millrace-cli-restart');
 
 /**
  * `millrace run` of the flaky job on generated rows: row 5 fails the first `failures` attempts

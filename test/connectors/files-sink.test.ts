@@ -1,22 +1,14 @@
 import assert from 'node:assert/strict';
-import { mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { after, describe, it } from 'node:test';
+import { describe, it } from 'node:test';
 import { readFilesSinkOutput, type StreamingQuery, startQuery } from '../../src/index.js';
 import type { Reading } from '../fixtures/jobs/files-sink.js';
+import { tempDirs } from '../fixtures/temp-dirs.js';
 
 const job = new URL('../fixtures/jobs/files-sink.js', import.meta.url);
 
-const dirs: string[] = [];
-function tempDir(): string {
-  const d = mkdtempSync(join(tmpdir(), 'millrace-files-'));
-  dirs.push(d);
-  return d;
-}
-after(() => {
-  for (const d of dirs) rmSync(d, { recursive: true, force: true });
-});
+const tempDir = tempDirs('millrace-files');
 
 const reading = (sensor: string, value: number, s: number): Reading => ({ sensor, value, ts: s * 1000 });
 const sorted = (rows: unknown[]) => rows.map((r) => JSON.stringify(r)).sort();

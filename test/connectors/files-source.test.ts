@@ -1,23 +1,15 @@
 import assert from 'node:assert/strict';
-import { mkdirSync, mkdtempSync, renameSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { mkdirSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { after, describe, it } from 'node:test';
+import { describe, it } from 'node:test';
 import { tableFromJSON, tableToIPC } from 'apache-arrow';
 import { MillraceError, readFilesSinkOutput, type StreamingQuery, startQuery } from '../../src/index.js';
 import type { Reading } from '../fixtures/jobs/files-source.js';
+import { tempDirs } from '../fixtures/temp-dirs.js';
 
 const job = new URL('../fixtures/jobs/files-source.js', import.meta.url);
 
-const dirs: string[] = [];
-function tempDir(): string {
-  const d = mkdtempSync(join(tmpdir(), 'millrace-files-source-'));
-  dirs.push(d);
-  return d;
-}
-after(() => {
-  for (const d of dirs) rmSync(d, { recursive: true, force: true });
-});
+const tempDir = tempDirs('millrace-files-source');
 
 const r = (sensor: string, value: number): Reading => ({ sensor, value });
 const jsonLines = (rows: Reading[]) => rows.map((x) => `${JSON.stringify(x)}\n`).join('');

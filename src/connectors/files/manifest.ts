@@ -1,6 +1,5 @@
-import { readdir } from 'node:fs/promises';
 import { join } from 'node:path';
-import { readCheckedIfExists, writeFileAtomic } from '../../checkpoint/files.js';
+import { numberedEntries, readCheckedIfExists, writeFileAtomic } from '../../checkpoint/files.js';
 import { ErrorCode, MillraceError } from '../../errors.js';
 import { readRows } from './formats.js';
 
@@ -63,18 +62,8 @@ export async function readManifest(output: string, epoch: number): Promise<Manif
 }
 
 /** Epochs with a manifest, ascending. */
-export async function manifestEpochs(output: string): Promise<number[]> {
-  let names: string[];
-  try {
-    names = await readdir(join(output, MANIFEST_DIR));
-  } catch (e) {
-    if ((e as NodeJS.ErrnoException).code === 'ENOENT') return [];
-    throw e;
-  }
-  return names
-    .filter((n) => /^\d+$/.test(n))
-    .map(Number)
-    .sort((a, b) => a - b);
+export function manifestEpochs(output: string): Promise<number[]> {
+  return numberedEntries(join(output, MANIFEST_DIR));
 }
 
 /**

@@ -1,6 +1,6 @@
-import { mkdir, readdir } from 'node:fs/promises';
+import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
-import { readChecked, writeFileAtomic } from '../../checkpoint/files.js';
+import { numberedEntries, readChecked, writeFileAtomic } from '../../checkpoint/files.js';
 import { ErrorCode, MillraceError } from '../../errors.js';
 import type { FileFormat } from './formats.js';
 
@@ -30,17 +30,7 @@ export class FilesSourceLog {
 
   /** Every file taken so far, in order. */
   async read(): Promise<LoggedFile[]> {
-    let names: string[];
-    try {
-      names = await readdir(this.dir);
-    } catch (e) {
-      if ((e as NodeJS.ErrnoException).code === 'ENOENT') return [];
-      throw e;
-    }
-    const seqs = names
-      .filter((n) => /^\d+$/.test(n))
-      .map(Number)
-      .sort((a, b) => a - b);
+    const seqs = await numberedEntries(this.dir);
     const files: LoggedFile[] = [];
     for (const seq of seqs) {
       const path = join(this.dir, String(seq));
