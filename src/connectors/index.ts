@@ -1,6 +1,7 @@
 import { consoleSink } from './console/sink.js';
 import { filesSink } from './files/sink.js';
 import { filesSource } from './files/source.js';
+import { foreachBatchSink } from './foreach/batch.js';
 import { foreachSink } from './foreach/sink.js';
 import { generatorSource } from './generator/source.js';
 import { memorySink } from './memory/sink.js';
@@ -20,6 +21,7 @@ export const sinks = Object.freeze({
   memory: memorySink,
   console: consoleSink,
   foreach: foreachSink,
+  foreachBatch: foreachBatchSink,
   files: filesSink,
 });
 

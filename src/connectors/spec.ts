@@ -55,7 +55,7 @@ export interface FilesSourceSpec<T = unknown> extends SourceSpecBase<T> {
 
 export type SourceSpec<T = any> = MemorySourceSpec<T> | GeneratorSourceSpec<T> | FilesSourceSpec<T>;
 
-export type SinkKind = 'memory' | 'console' | 'foreach' | 'files';
+export type SinkKind = 'memory' | 'console' | 'foreach' | 'foreachBatch' | 'files';
 
 interface SinkSpecBase {
   readonly kind: SinkKind;
@@ -107,6 +107,20 @@ export interface FilesSinkSpec extends SinkSpecBase {
   readonly format: 'json' | 'arrow';
 }
 
-export type SinkSpec = MemorySinkSpec | ConsoleSinkSpec | ForeachSinkSpec | FilesSinkSpec;
+/**
+ * Spark's foreachBatch: `fn(batch, batchId)` with what one sink partition wrote in one epoch, as an
+ * Arrow table, in the worker that owns the partition. In micro-batch mode an epoch is a batch.
+ */
+export interface ForeachBatchSinkSpec extends SinkSpecBase {
+  readonly kind: 'foreachBatch';
+  readonly fn: (batch: import('apache-arrow').Table, batchId: number) => unknown;
+}
+
+export type SinkSpec =
+  | MemorySinkSpec
+  | ConsoleSinkSpec
+  | ForeachSinkSpec
+  | ForeachBatchSinkSpec
+  | FilesSinkSpec;
 
 export const NAME_PATTERN = /^[a-zA-Z0-9_]+$/;

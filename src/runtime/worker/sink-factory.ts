@@ -1,4 +1,5 @@
 import { FilesSinkRuntime } from '../../connectors/files/sink-runtime.js';
+import { ForeachBatchRuntime } from '../../connectors/foreach/batch.js';
 import { ForeachRuntime } from '../../connectors/foreach/runtime.js';
 import type { SinkRuntime } from '../../connectors/sink-runtime.js';
 import type { SinkKind, SinkSpec } from '../../connectors/spec.js';
@@ -17,6 +18,7 @@ const FACTORIES: Record<SinkKind, (spec: any, host: HostContext, task: SinkTaskI
   memory: (_spec, host, task) => new DriverSinkRuntime(host, task.index, task.meta),
   console: (_spec, host, task) => new DriverSinkRuntime(host, task.index, task.meta),
   foreach: (spec, host, task) => new ForeachRuntime(spec, task.partition, host.firstEpoch),
+  foreachBatch: (spec) => new ForeachBatchRuntime(spec),
   files: (spec, _host, task) => new FilesSinkRuntime(spec, task.partition),
 };
 
