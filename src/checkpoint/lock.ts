@@ -19,7 +19,8 @@ export interface LockOwner {
 export const LOCK_STALE_AFTER_MS = 30_000;
 export const LOCK_HEARTBEAT_MS = 10_000;
 
-function alive(pid: number): boolean {
+/** Whether a process of this host exists (a permission error means it does). */
+export function processExists(pid: number): boolean {
   try {
     process.kill(pid, 0);
     return true;
@@ -100,7 +101,7 @@ export class CheckpointLock {
   }
 
   private static live(owner: LockOwner): boolean {
-    if (owner.host === hostname()) return alive(owner.pid);
+    if (owner.host === hostname()) return processExists(owner.pid);
     return Date.now() - owner.heartbeatAt < LOCK_STALE_AFTER_MS;
   }
 

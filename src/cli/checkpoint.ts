@@ -3,14 +3,13 @@ import { parseArgs } from 'node:util';
 import {
   type CheckpointInspection,
   type CheckpointProblem,
-  type CheckpointVerification,
   inspectCheckpoint,
   type LockStatus,
   type OperatorState,
   type RestartPlan,
-  verifyCheckpoint,
   whyNotACheckpoint,
 } from '../checkpoint/inspect.js';
+import { type CheckpointVerification, verifyCheckpoint } from '../checkpoint/verify.js';
 import { type CliIO, ExitCode } from './io.js';
 import { describe } from './run.js';
 

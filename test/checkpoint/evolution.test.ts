@@ -3,7 +3,7 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
 import type { QueryOptionsInput } from '../../src/api/query-options.js';
-import { verifyCheckpoint } from '../../src/checkpoint/inspect.js';
+import { verifyCheckpoint } from '../../src/checkpoint/verify.js';
 import type { StreamingQuery } from '../../src/index.js';
 import {
   assertRefused,
