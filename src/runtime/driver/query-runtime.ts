@@ -22,11 +22,13 @@ import {
   STARTED_SLOT,
 } from '../control-layout.js';
 import type { DeadLetter, HostMessage, HostSpec, LateRow, TaskCounters } from '../messages.js';
-import type { Clock, ClockSpec, ManualClock } from '../time/clock.js';
+import type { Clock, ManualClock } from '../time/clock.js';
 import { PreciseTime } from '../time/precise-time.js';
 import { createTimerQueue, type TimerQueue } from '../time/timer-queue.js';
 import { EpochCoordinator } from './epoch-coordinator.js';
 import { Feeds } from './feeds.js';
+import { FlushWaiters } from './flush-waiters.js';
+import { hostSpecs } from './host-specs.js';
 import { MicroBatchExecution, type MicroBatchHost } from './micro-batch.js';
 import { ProgressBuilder } from './progress-builder.js';
 import { Pump } from './pump.js';
@@ -115,9 +117,7 @@ export class QueryRuntime implements MicroBatchHost {
   private unsubscribeClock: (() => void) | undefined;
   startTime = Number.NaN;
   private nextEpoch = 0;
-  private flushSeq = 0;
-  /** processAllAvailable calls: done when probe `id` passed every sink and `epoch` committed. */
-  private flushWaiters: { id: number; epoch: number; resolve: () => void; reject: (e: Error) => void }[] = [];
+  private readonly flushes = new FlushWaiters();
   private readonly rounds: ReportRounds;
   private readonly pump: Pump;
   private allDone!: () => void;
@@ -233,44 +233,12 @@ export class QueryRuntime implements MicroBatchHost {
     this.allDonePromise = new Promise((resolve) => {
       this.allDone = resolve;
     });
-    const clockSpec: ClockSpec = clock.manual
-      ? { kind: 'manual', wallOffset: config.wallOffset, sab: (clock as ManualClock).sab }
-      : { kind: 'system', wallOffset: config.wallOffset };
-    this.hostSpecs = wiring.hosts.map((h) => ({
-      queryId: config.queryId,
-      runId: config.runId,
-      hostIndex: h.index,
-      bell: h.bell,
-      jobUrl: config.jobUrl,
-      params: config.params,
-      fingerprint: config.fingerprint,
-      physical: { defaultShufflePartitions: config.defaultShufflePartitions },
+    this.hostSpecs = hostSpecs(config, wiring, {
       bells: this.bells.sab,
       control: this.control.buffer as SharedArrayBuffer,
-      clock: clockSpec,
-      tasks: h.tasks.map((t) => ({
-        ...t,
-        startOffset: config.recovery?.startOffsets[this.sourceOfStage(t.stage)]?.[t.partition] ?? 0,
-      })),
-      resultRing: h.resultRing,
       microBatch,
-      watermarks: config.recovery?.watermarks ?? config.plan.watermarks.map(() => Number.NEGATIVE_INFINITY),
-      scheduleStarts: config.recovery?.scheduleStarts ?? config.plan.sources.map(() => null),
       firstEpoch: this.nextEpoch,
-      state:
-        config.checkpoint === null
-          ? null
-          : {
-              root: config.checkpoint.location,
-              restoreVersion: (config.recovery?.committedEpoch ?? -1) + 1,
-              minDeltasForSnapshot: options.minDeltasForSnapshot,
-              stateIds: config.recovery?.stateIds ?? {},
-            },
-      onBadRecord: options.onBadRecord,
-      onLateRow: options.onLateRow,
-      multipleWatermarkPolicy: options.multipleWatermarkPolicy,
-      spinMicros: options.spinMicros,
-    }));
+    });
     this.pool = new Piscina({
       filename: WORKER_FILE,
       minThreads: hostCount,
@@ -281,12 +249,6 @@ export class QueryRuntime implements MicroBatchHost {
       atomics: 'disabled',
       execArgv: process.execArgv.filter((a) => !a.startsWith('--test')),
     });
-  }
-
-  /** The source index a source stage reads (−1 for other stages). */
-  private sourceOfStage(stage: number): number {
-    const input = this.config.physical.stages[stage]?.inputs[0];
-    return input?.kind === 'source' ? input.source.index : -1;
   }
 
   /** Where generated source `i` schedules from: the first run's start, else this run's. */
@@ -434,11 +396,7 @@ export class QueryRuntime implements MicroBatchHost {
         throw e;
       }
     }
-    const id = ++this.flushSeq;
-    const epoch = this.nextEpoch - 1;
-    const done = new Promise<void>((resolve, reject) =>
-      this.flushWaiters.push({ id, epoch, resolve, reject }),
-    );
+    const { id, done } = this.flushes.add(this.nextEpoch - 1);
     this.feeds.broadcast(FrameKind.FLUSH, id);
     return done;
   }
@@ -538,8 +496,7 @@ export class QueryRuntime implements MicroBatchHost {
       this.readyWaiter.reject(error);
       return;
     }
-    for (const w of this.flushWaiters) w.reject(error);
-    this.flushWaiters = [];
+    this.flushes.end(error);
     this.listener.failed(error);
   }
 
@@ -577,15 +534,11 @@ export class QueryRuntime implements MicroBatchHost {
   }
 
   private settleFlushes(): void {
-    if (this.flushWaiters.length === 0) return;
-    const upTo = this.results.flushedUpTo();
-    const keep: typeof this.flushWaiters = [];
-    for (const w of this.flushWaiters) {
-      const committed = w.epoch <= this.coordinator.lastCommittedEpoch;
-      if ((w.id <= upTo && committed) || this.results.allEnded) w.resolve();
-      else keep.push(w);
-    }
-    this.flushWaiters = keep;
+    this.flushes.settle(
+      this.results.flushedUpTo(),
+      this.coordinator.lastCommittedEpoch,
+      this.results.allEnded,
+    );
   }
 
   /** Releases every resource: pump, timers, ports, worker threads. Idempotent. */
@@ -601,12 +554,7 @@ export class QueryRuntime implements MicroBatchHost {
     await this.coordinator.flushed();
     if (this.failure === null) await this.coordinator.logLastCommit();
     await this.checkpoint?.close();
-    const pendingFlushes = this.flushWaiters;
-    this.flushWaiters = [];
-    for (const w of pendingFlushes) {
-      if (this.failure) w.reject(this.failure);
-      else w.resolve();
-    }
+    this.flushes.end(this.failure);
     // Ports close asynchronously: wait for them, so no handle outlives stop().
     // (A dead worker's port closed already; listening for 'close' now would wait forever.)
     const closed = this.hosts.map((h) => h.closed);

@@ -1,0 +1,69 @@
+import type { HostSpec } from '../messages.js';
+import type { ClockSpec, ManualClock } from '../time/clock.js';
+import type { RuntimeConfig } from './query-runtime.js';
+import type { Wiring } from './wiring.js';
+
+/** What the driver made for this run that every host shares. */
+export interface SharedRunParts {
+  readonly bells: SharedArrayBuffer;
+  readonly control: SharedArrayBuffer;
+  readonly microBatch: boolean;
+  /** The first epoch this run writes. */
+  readonly firstEpoch: number;
+}
+
+/**
+ * What each worker host is told at start (its port is added when it is launched): the job to
+ * build, its tasks and rings, the clock, where sources resume and state restores from, and the
+ * query's options the hosts act on.
+ */
+export function hostSpecs(
+  config: RuntimeConfig,
+  wiring: Wiring,
+  run: SharedRunParts,
+): Omit<HostSpec, 'port'>[] {
+  const { clock, options, recovery, physical, plan } = config;
+  const clockSpec: ClockSpec = clock.manual
+    ? { kind: 'manual', wallOffset: config.wallOffset, sab: (clock as ManualClock).sab }
+    : { kind: 'system', wallOffset: config.wallOffset };
+  /** The source index a source stage reads (−1 for other stages). */
+  const sourceOfStage = (stage: number): number => {
+    const input = physical.stages[stage]?.inputs[0];
+    return input?.kind === 'source' ? input.source.index : -1;
+  };
+  return wiring.hosts.map((h) => ({
+    queryId: config.queryId,
+    runId: config.runId,
+    hostIndex: h.index,
+    bell: h.bell,
+    jobUrl: config.jobUrl,
+    params: config.params,
+    fingerprint: config.fingerprint,
+    physical: { defaultShufflePartitions: config.defaultShufflePartitions },
+    bells: run.bells,
+    control: run.control,
+    clock: clockSpec,
+    tasks: h.tasks.map((t) => ({
+      ...t,
+      startOffset: recovery?.startOffsets[sourceOfStage(t.stage)]?.[t.partition] ?? 0,
+    })),
+    resultRing: h.resultRing,
+    microBatch: run.microBatch,
+    watermarks: recovery?.watermarks ?? plan.watermarks.map(() => Number.NEGATIVE_INFINITY),
+    scheduleStarts: recovery?.scheduleStarts ?? plan.sources.map(() => null),
+    firstEpoch: run.firstEpoch,
+    state:
+      config.checkpoint === null
+        ? null
+        : {
+            root: config.checkpoint.location,
+            restoreVersion: (recovery?.committedEpoch ?? -1) + 1,
+            minDeltasForSnapshot: options.minDeltasForSnapshot,
+            stateIds: recovery?.stateIds ?? {},
+          },
+    onBadRecord: options.onBadRecord,
+    onLateRow: options.onLateRow,
+    multipleWatermarkPolicy: options.multipleWatermarkPolicy,
+    spinMicros: options.spinMicros,
+  }));
+}
