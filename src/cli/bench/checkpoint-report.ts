@@ -5,7 +5,7 @@ import type { RestartStats } from './checkpoint-restart.js';
 import { type CheckpointRunStats, medianOf, type Spread } from './checkpoint-stats.js';
 import { formatBytes, formatCount, formatLatency, formatRate, median, renderTable } from './format.js';
 import { BUSY_MACHINE_PERCENT, describeMachine } from './machine.js';
-import { displayPath, renderTargets } from './report.js';
+import { displayPath, latencyCells, renderTargets } from './report.js';
 import type { StateStats } from './types.js';
 
 const seconds = (ms: number) => `${+(ms / 1000).toFixed(3)} s`;
@@ -30,19 +30,7 @@ export function renderCheckpointReport(r: CheckpointResult): string {
   if (s.runs > 1) headers.splice(4, 0, 'p99 min–max');
   const rows = CHECKPOINT_VARIANTS.map((v) => {
     const a = r.variants[v];
-    const m = a.median;
-    const row = [
-      label(v),
-      formatLatency(m.p50),
-      formatLatency(m.p90),
-      formatLatency(m.p99),
-      formatLatency(m.p999),
-      formatLatency(m.p9999),
-      formatLatency(m.max),
-      formatCount(m.count),
-      a.finalBacklog === null ? '–' : formatCount(a.finalBacklog),
-      a.sustainable ? 'yes' : 'no',
-    ];
+    const row = [label(v), ...latencyCells(a)];
     if (s.runs > 1) row.splice(4, 0, `${formatLatency(a.min.p99)}–${formatLatency(a.max.p99)}`);
     return row;
   });

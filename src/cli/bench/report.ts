@@ -1,5 +1,5 @@
 import { relative } from 'node:path';
-import { SKEW_WARNING_MS } from './aggregate.js';
+import { SKEW_WARNING_MS, type SystemAggregate } from './aggregate.js';
 import type { FindMaxResult } from './find-max.js';
 import {
   formatBytes,
@@ -43,6 +43,22 @@ function renderHeader(
 }
 
 /** Latency percentiles, backlog and verdict: one line per rate and system. */
+/** One system's medians as table cells: p50 … max, rows, backlog at the end, sustainable. */
+export function latencyCells(a: SystemAggregate): string[] {
+  const m = a.median;
+  return [
+    formatLatency(m.p50),
+    formatLatency(m.p90),
+    formatLatency(m.p99),
+    formatLatency(m.p999),
+    formatLatency(m.p9999),
+    formatLatency(m.max),
+    formatCount(m.count),
+    a.finalBacklog === null ? '–' : formatCount(a.finalBacklog),
+    a.sustainable ? 'yes' : 'no',
+  ];
+}
+
 function renderLatencyTable(rates: readonly RateResult[], runs: number): string {
   const headers = [
     'rate/s',
@@ -63,20 +79,7 @@ function renderLatencyTable(rates: readonly RateResult[], runs: number): string 
     for (const system of SYSTEMS) {
       const a = rate.systems[system];
       if (a === undefined) continue;
-      const m = a.median;
-      const row = [
-        formatRate(rate.rate),
-        SYSTEM_LABEL[system],
-        formatLatency(m.p50),
-        formatLatency(m.p90),
-        formatLatency(m.p99),
-        formatLatency(m.p999),
-        formatLatency(m.p9999),
-        formatLatency(m.max),
-        formatCount(m.count),
-        a.finalBacklog === null ? '–' : formatCount(a.finalBacklog),
-        a.sustainable ? 'yes' : 'no',
-      ];
+      const row = [formatRate(rate.rate), SYSTEM_LABEL[system], ...latencyCells(a)];
       if (runs > 1) row.splice(5, 0, `${formatLatency(a.min.p99)}–${formatLatency(a.max.p99)}`);
       rows.push(row);
     }
