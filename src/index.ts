@@ -8,9 +8,23 @@ export { type AggregateSpec, type Aggregator, agg } from './api/aggregates.js';
 export { type ColumnExpr, lit, type ScalarUdf, udf } from './api/expressions.js';
 export { GroupedStream } from './api/grouped-stream.js';
 export { defineJob, JobContext, type JobModule, type JobParams } from './api/job.js';
+export { KeyedStream } from './api/keyed-stream.js';
 export type { OutputMode } from './api/output-mode.js';
 export type { BadRecordPolicy, LateRowPolicy, QueryOptions, QueryOptionsInput } from './api/query-options.js';
 export type { RestartPolicy, RestartPolicyInput } from './api/restart-policy.js';
+export {
+  type ExpiredTimer,
+  type ListState,
+  type MapState,
+  type ProcessorHandle,
+  type ProcessorSource,
+  StatefulProcessor,
+  type StateOptions,
+  type TimeMode,
+  type TimerValues,
+  type TransformWithStateOptions,
+  type ValueState,
+} from './api/stateful-processor.js';
 export { type OperatorOptions, Stream } from './api/stream.js';
 export {
   type AvailableNowTrigger,

@@ -4,6 +4,7 @@ import type { KeySpec, LogicalNode } from '../plan/nodes.js';
 import { type Duration, parseDuration } from '../util/duration.js';
 import { type ColumnExpr, checkExpr } from './expressions.js';
 import { GroupedStream, groupingOf } from './grouped-stream.js';
+import { KeyedStream } from './keyed-stream.js';
 import type { AnyWindow } from './window.js';
 import { StreamWriter } from './writer.js';
 
@@ -138,6 +139,17 @@ export class Stream<T = any> {
     if (columns.length === 0 && window === undefined)
       throw invalidArgument('groupBy: name at least one column or a window');
     return new GroupedStream(this.node, Object.freeze(columns), window);
+  }
+
+  /**
+   * Groups rows by `key(row)` for `.transformWithState(...)`: rows of one key meet in one task (a
+   * hash shuffle by the key, a thread hop). The key should be a string or a number.
+   *
+   * @example payments.groupByKey((p) => p.cardId).transformWithState(new CardGuard(), options)
+   */
+  groupByKey<K>(key: (row: T) => K): KeyedStream<K, T> {
+    checkFn('groupByKey', key);
+    return new KeyedStream<K, T>(this.node, key);
   }
 
   /**

@@ -15,7 +15,8 @@ import type { CheckpointMetadata, SinkRecord, SourceRecord, StatefulRecord } fro
  * - a source's partition count (offsets are per partition; for a generated source, row k of
  *   partition p depends on the count);
  * - the number of stateful operators, their kind, grouping keys, window, aggregations (name and
- *   kind), deduplication keys and `withinWatermark`, and their state partitions;
+ *   kind), deduplication keys and `withinWatermark`, a processor's timeMode and state variables
+ *   (names and kinds; a TTL may change), and their state partitions;
  * - a watermark input's column at a position the checkpoint knows (values restore by position);
  * - a files sink swapped for another sink or the other way round, or moved to another directory.
  *
@@ -168,9 +169,34 @@ function compareState(label: string, kind: string, before: unknown, after: unkno
     }
     return changes;
   }
+  if (kind === 'transformWithState') return compareProcessorState(label, before, after);
   return json(before) === json(after)
     ? []
     : [`${label}: state schema changed from ${json(before)} to ${json(after)}`];
+}
+
+interface ProcessorStateDescription {
+  readonly timeMode: string;
+  readonly states: readonly (readonly [string, string, number | null])[];
+}
+
+/**
+ * A processor's state variables pair up by name: a renamed, removed or added variable, or one of
+ * another kind, would read state written under another schema. A TTL may change.
+ */
+function compareProcessorState(label: string, before: unknown, after: unknown): string[] {
+  const a = before as ProcessorStateDescription;
+  const b = after as ProcessorStateDescription;
+  const changes: string[] = [];
+  if (a.timeMode !== b.timeMode)
+    changes.push(`${label}: timeMode changed from ${a.timeMode} to ${b.timeMode}`);
+  const show = (d: ProcessorStateDescription) => list(d.states.map(([name, kind]) => `${name}: ${kind}`));
+  const kinds = (d: ProcessorStateDescription) => json(d.states.map(([name, kind]) => [name, kind]));
+  if (kinds(a) !== kinds(b))
+    changes.push(
+      `${label}: state variables changed from ${show(a)} to ${show(b)} (names and kinds must stay)`,
+    );
+  return changes;
 }
 
 function compareStateful(

@@ -108,6 +108,8 @@ function describeStateful(node: AnalyzedPlan['operators'][number]['node']): unkn
       };
     case 'dedup':
       return { keys: node.keys, withinWatermark: node.withinWatermark };
+    case 'transformWithState':
+      return { timeMode: node.timeMode, states: node.states.map((d) => [d.name, d.kind, d.ttlMs]) };
     default:
       return null;
   }

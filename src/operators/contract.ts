@@ -31,6 +31,11 @@ export interface OperatorContext {
   /** A row reached a stateful operator at or below the watermark: counted by the operator, sent
    * to the late-row output when the query asks for one. */
   lateRow(op: OperatorRef, row: unknown): void;
+  /** Processing time now (the query's clock: manual in tests). */
+  processingTime(): number;
+  /** The task's partition of its stage, and the stage's partition count. */
+  readonly partition: number;
+  readonly partitions: number;
 }
 
 /** Counters a stateful operator reports (cumulative; progress takes differences). */
@@ -62,6 +67,16 @@ export interface StatefulOperator extends RowSink {
   readonly store: InMemoryStateStore<unknown>;
   /** The store was restored from a checkpoint: rebuild what the operator derives from it. */
   restored(): void;
+  /** The task starts, its state restored (or not: a first run); changes are tracked from here. */
+  start?(): void;
+  /** Real-time mode: the processing time at which an idle tick has work (Infinity: never). */
+  nextTimerDue?(): number;
+  /** Real-time mode: an idle tick at processing time `now`. */
+  tick?(now: number): void;
+  /** Real-time mode: every input ended; the last rows may go out. */
+  finish?(): void;
+  /** The epoch ends and the state is about to be checkpointed. */
+  beforeCheckpoint?(): void;
 }
 
 export function isStateful(op: RowSink): op is StatefulOperator {

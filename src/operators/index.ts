@@ -7,6 +7,7 @@ import { FilterOperator } from './filter.js';
 import { FlatMapOperator } from './flat-map.js';
 import { MapOperator } from './map.js';
 import { SelectOperator } from './select.js';
+import { TransformWithStateOperator } from './transform-with-state.js';
 import { WatermarkOperator } from './watermark.js';
 import { WithColumnOperator } from './with-column.js';
 
@@ -31,6 +32,7 @@ const FACTORIES: Record<NodeKind, Factory> = {
   watermark: (op, next, ctx, plan) => new WatermarkOperator(op, next, ctx, plan),
   aggregate: (op, next, ctx, plan) => new AggregateOperator(op, next, ctx, plan),
   dedup: (op, next, ctx, plan) => new DedupOperator(op, next, ctx, plan),
+  transformWithState: (op, next, ctx, plan) => new TransformWithStateOperator(op, next, ctx, plan),
 };
 
 /** Fuses a stage's operators into one chain ending at `output`; returns them in row order. */

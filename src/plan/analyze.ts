@@ -153,6 +153,17 @@ function checkStatefulOperators(plan: AnalyzedPlan): void {
           'so it needs withWatermark(column, delay) before it',
       );
     }
+    if (
+      op.node.kind === 'transformWithState' &&
+      op.node.timeMode === 'eventTime' &&
+      plan.watermarksAbove[op.id]!.length === 0
+    ) {
+      throw new MillraceError(
+        ErrorCode.UNSUPPORTED_OPERATION,
+        `${describeOperator(op)}: timeMode 'eventTime' fires timers as the watermark passes them, ` +
+          "so it needs withWatermark(column, delay) before groupByKey; or use timeMode 'processingTime'",
+      );
+    }
     if (op.node.kind === 'aggregate' && op.node.window?.kind === 'session' && op.node.keys.length === 0) {
       throw new MillraceError(
         ErrorCode.UNSUPPORTED_OPERATION,
@@ -254,6 +265,17 @@ export function outputModeSupport(plan: AnalyzedPlan): { operator: PlannedOperat
     return {
       operator: stateful,
       refused: { complete: 'deduplication has no result table to output completely; use append or update' },
+    };
+  }
+  if (stateful.node.kind === 'transformWithState') {
+    const declared = stateful.node.outputMode;
+    const other = declared === 'append' ? 'update' : 'append';
+    return {
+      operator: stateful,
+      refused: {
+        complete: 'transformWithState has no result table to output completely',
+        [other]: `its processor declares outputMode '${declared}' and the query's must be the same`,
+      },
     };
   }
   const refused: ModeSupport = isMicroBatch(plan.definition.trigger)

@@ -31,6 +31,13 @@ const SHAPE: Record<NodeKind, (node: any, withCode: boolean) => unknown> = {
     n.aggregates.map((a) => [a.name, a.spec.description, code && String(a.spec.aggregator.add)]),
   ],
   dedup: (n: Extract<LogicalNode, { kind: 'dedup' }>) => [n.keys, n.withinWatermark],
+  transformWithState: (n: Extract<LogicalNode, { kind: 'transformWithState' }>, code) => [
+    n.timeMode,
+    n.outputMode,
+    n.timerFiring,
+    n.states.map((d) => [d.name, d.kind, d.ttlMs]),
+    code && String(n.key),
+  ],
   union: () => null,
   repartition: (n: Extract<LogicalNode, { kind: 'repartition' }>, code) => [
     describeKey(n.key),

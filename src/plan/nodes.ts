@@ -1,5 +1,11 @@
 import type { AggregateSpec } from '../api/aggregates.js';
 import type { ColumnExpr } from '../api/expressions.js';
+import type {
+  ProcessorSource,
+  StateDeclaration,
+  TimeMode,
+  TransformWithStateOptions,
+} from '../api/stateful-processor.js';
 import type { AnyWindow } from '../api/window.js';
 import type { SourceSpec } from '../connectors/spec.js';
 
@@ -19,6 +25,7 @@ export type LogicalNode =
   | WatermarkNode
   | AggregateNode
   | DedupNode
+  | TransformWithStateNode
   | UnionNode;
 
 export type NodeKind = LogicalNode['kind'];
@@ -111,6 +118,20 @@ export interface DedupNode extends Labelled {
   readonly withinWatermark: boolean;
 }
 
+/** `groupByKey(key).transformWithState(processor, options)`: user state and timers per key. */
+export interface TransformWithStateNode extends Labelled {
+  readonly kind: 'transformWithState';
+  readonly input: LogicalNode;
+  readonly key: (row: any) => unknown;
+  readonly processor: ProcessorSource<any, any, any, any>;
+  readonly timeMode: TimeMode;
+  readonly outputMode: 'append' | 'update';
+  readonly timerFiring: 'onArrival' | 'wallClock';
+  readonly initialState: TransformWithStateOptions<unknown, unknown>['initialState'];
+  /** The state variables its processor declares in `init` (the state schema). */
+  readonly states: readonly StateDeclaration[];
+}
+
 /** `union(other)`: the rows of two streams of different sources, as one stream. */
 export interface UnionNode extends Labelled {
   readonly kind: 'union';
@@ -119,7 +140,7 @@ export interface UnionNode extends Labelled {
 }
 
 /** Node kinds that keep state across rows. */
-export const STATEFUL_KINDS: readonly NodeKind[] = ['aggregate', 'dedup'];
+export const STATEFUL_KINDS: readonly NodeKind[] = ['aggregate', 'dedup', 'transformWithState'];
 
 /** The inputs of a node, in order. */
 export function nodeInputs(node: LogicalNode): readonly LogicalNode[] {

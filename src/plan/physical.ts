@@ -76,6 +76,7 @@ const PLACEMENT: Record<NodeKind, 'source' | 'chain' | 'shuffle' | 'keyed' | 'un
   repartition: 'shuffle',
   aggregate: 'keyed',
   dedup: 'keyed',
+  transformWithState: 'keyed',
   union: 'union',
 };
 
@@ -91,6 +92,7 @@ function keyedShuffle(op: PlannedOperator, settings: PhysicalSettings): { key: K
     if (node.keys.length === 0) return { key: rowKey, partitions };
     return { key: node.keys.length === 1 ? node.keys[0]! : node.keys, partitions };
   }
+  if (node.kind === 'transformWithState') return { key: node.key, partitions };
   if (node.kind !== 'aggregate') throw new Error(`internal: ${node.kind} is not keyed`);
   // Without grouping columns every group meets in one task.
   if (node.keys.length === 0) return { key: () => 0, partitions: 1 };

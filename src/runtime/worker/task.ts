@@ -45,6 +45,8 @@ export class Task implements OperatorContext, SinkTask {
   readonly index: number;
   readonly stageId: number;
   readonly partition: number;
+  /** Partitions of the task's stage. */
+  readonly partitions: number;
   readonly meta = new RowMeta();
   finished = false;
 
@@ -62,6 +64,8 @@ export class Task implements OperatorContext, SinkTask {
   private readonly head: RowSink;
   /** The stage's stateful operator, when it has one (it heads the chain). */
   private readonly stateful: StatefulOperator | null;
+  /** The stateful operator has work on idle ticks (timers fired by the wall clock). */
+  private readonly ticking: boolean;
   private readonly watermarkOps: WatermarkOperator[];
   private readonly watermarks: WatermarkTracker;
   private readonly isSource: boolean;
@@ -95,6 +99,7 @@ export class Task implements OperatorContext, SinkTask {
     this.stageId = spec.stage;
     this.partition = spec.partition;
     const stage: StagePlan = physical.stages[spec.stage]!;
+    this.partitions = stage.partitions;
     this.inputs = new InputSet(spec.inputs.map((sab) => new RingConsumer(sab, host.bells)));
     const sink = plan.definition.sink;
     this.sinkName = sink.description;
@@ -108,6 +113,7 @@ export class Task implements OperatorContext, SinkTask {
     const ops = buildChain(stage.chain, this.output, this, plan);
     this.head = ops[0] ?? this.output;
     this.stateful = ops[0] !== undefined && isStateful(ops[0]) ? ops[0] : null;
+    this.ticking = this.stateful?.tick !== undefined && !host.microBatch;
     this.watermarkOps = ops.filter((o): o is WatermarkOperator => o instanceof WatermarkOperator);
     const statefulId = this.stateful === null ? -1 : stage.chain[0]!.id;
     this.watermarks = new WatermarkTracker(
@@ -121,6 +127,7 @@ export class Task implements OperatorContext, SinkTask {
     if (this.stateful !== null && host.state !== null) {
       this.checkpointer = this.stateCheckpointer(this.stateful, statefulId, host.state);
     }
+    this.stateful?.start?.();
     this.sourceOffset = spec.startOffset ?? 0;
     this.epoch = host.firstEpoch;
     const first = stage.inputs[0]!;
@@ -196,7 +203,9 @@ export class Task implements OperatorContext, SinkTask {
 
   private work(): boolean {
     if (this.finished) return false;
-    if (this.watermarks.tick(this.host.clock.now())) this.stateful?.onWatermark(this.watermarks.watermark);
+    const now = this.host.clock.now();
+    if (this.watermarks.tick(now)) this.stateful?.onWatermark(this.watermarks.watermark);
+    if (this.ticking && this.stateful!.nextTimerDue!() <= now) this.stateful!.tick!(now);
     if (this.asyncError !== NO_ERROR) this.sinkFailed(this.asyncError);
     if (this.stateError !== NO_ERROR) this.checkpointFailed();
     if (this.waiting !== null) return false;
@@ -246,6 +255,7 @@ export class Task implements OperatorContext, SinkTask {
     if (this.output.blocked) return this.unblock();
     if (this.ending) return true;
     if (!this.host.microBatch && this.host.clock.now() >= this.watermarks.nextDeadline) return true;
+    if (this.ticking && this.host.clock.now() >= this.stateful!.nextTimerDue!()) return true;
     if (this.inputs.hasFrame()) return true;
     return (
       this.schedule !== null &&
@@ -257,7 +267,9 @@ export class Task implements OperatorContext, SinkTask {
   /** Clock time at which this task will have work without any input arriving (generated rows). */
   nextDueTime(): number {
     if (this.finished || this.ending || this.host.microBatch) return Number.POSITIVE_INFINITY;
-    const idle = this.watermarks.nextDeadline;
+    const idle = this.ticking
+      ? Math.min(this.watermarks.nextDeadline, this.stateful!.nextTimerDue!())
+      : this.watermarks.nextDeadline;
     return this.schedule === null ? idle : Math.min(idle, this.schedule.dueTime(this.sourceOffset));
   }
 
@@ -328,6 +340,7 @@ export class Task implements OperatorContext, SinkTask {
         input.eos = true;
         if (this.inputs.allEnded()) {
           this.ending = true;
+          this.stateful?.finish?.();
           this.forwardMarker(FrameKind.END_OF_STREAM, 0);
         } else {
           this.completeBarrier();
@@ -408,7 +421,10 @@ export class Task implements OperatorContext, SinkTask {
       },
       this.index,
     );
-    this.checkpointer?.epochEnded(epoch);
+    if (this.checkpointer !== null) {
+      stateful.beforeCheckpoint?.();
+      this.checkpointer.epochEnded(epoch);
+    }
   }
 
   private checkpointFailed(): never {
@@ -495,6 +511,10 @@ export class Task implements OperatorContext, SinkTask {
 
   watermark(): number {
     return this.watermarks.watermark;
+  }
+
+  processingTime(): number {
+    return this.host.clock.now();
   }
 
   advanceWatermark(input: number, value: number): void {

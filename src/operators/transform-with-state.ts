@@ -1,0 +1,341 @@
+import {
+  declaration,
+  type ExpiredTimer,
+  type ProcessorHandle,
+  processorInstance,
+  type StateDeclaration,
+  type StatefulProcessor,
+  type StateOptions,
+  type TimerValues,
+} from '../api/stateful-processor.js';
+import { isMicroBatch } from '../api/trigger.js';
+import type { AnalyzedPlan, PlannedOperator } from '../plan/analyze.js';
+import { partitionOf, stableHash } from '../runtime/partitioner.js';
+import { InMemoryStateStore } from '../state/state-store.js';
+import { TimeIndex } from '../state/time-index.js';
+import { toEventTime } from '../util/event-time.js';
+import type { OperatorContext, RowSink, StatefulOperator, StateOperatorCounters } from './contract.js';
+import {
+  entryCodec,
+  keyText,
+  keyTextOf,
+  ListStateImpl,
+  MapStateImpl,
+  type StateEntry,
+  StateScope,
+  TIMERS,
+  type TimerEntry,
+  ValueStateImpl,
+} from './processor-state.js';
+
+class Times implements TimerValues, ExpiredTimer {
+  constructor(
+    private readonly processingTime: number,
+    private readonly watermark: number,
+    private readonly expiry = -1,
+  ) {}
+  getCurrentProcessingTimeInMs(): number {
+    return this.processingTime;
+  }
+  getCurrentWatermarkInMs(): number {
+    return Number.isFinite(this.watermark) ? this.watermark : -1;
+  }
+  getExpiryTimeInMs(): number {
+    return this.expiry;
+  }
+}
+
+/**
+ * `groupByKey(key).transformWithState(processor, options)` (SPEC §4–5): user state and timers per
+ * key, in the task that owns the key.
+ *
+ * - Real-time mode: `handleInputRows` once per row. Processing-time timers fire on data arrival
+ *   (every due timer of the task, before the row), from an idle tick too with
+ *   `timerFiring: 'wallClock'`, and at the end of the stream; event-time timers as the watermark
+ *   passes them.
+ * - Micro-batch mode: `handleInputRows` once per key per batch with all its rows, then the timers
+ *   due at the batch's time (processing time) or watermark (event time).
+ * - timeMode `'eventTime'`: rows at or below the watermark (on the first watermarked column above)
+ *   are late: dropped and counted, or sent to the late rows.
+ */
+export class TransformWithStateOperator implements StatefulOperator {
+  readonly stateful = true;
+  readonly store = new InMemoryStateStore<StateEntry>(96, entryCodec);
+  private readonly processor: StatefulProcessor<unknown, unknown, unknown, unknown>;
+  private readonly scope: StateScope;
+  private readonly timers = new TimeIndex();
+  private readonly expiries = new TimeIndex();
+  private readonly node: PlannedOperator<'transformWithState'>['node'];
+  /** Micro-batch mode: the batch's rows by key, keys in the order they first came. */
+  private readonly batch: Map<string, { key: unknown; rows: unknown[] }> | null;
+  /** timeMode 'eventTime': the column late rows are judged by. */
+  private readonly eventColumn: string | null;
+  private currentKey: unknown;
+  private dropped = 0;
+  private wasRestored = false;
+
+  constructor(
+    private readonly op: PlannedOperator<'transformWithState'>,
+    private readonly next: RowSink,
+    private readonly ctx: OperatorContext,
+    plan: AnalyzedPlan,
+  ) {
+    this.node = op.node;
+    this.batch = isMicroBatch(plan.definition.trigger) ? new Map() : null;
+    const above = plan.watermarksAbove[op.id]!;
+    this.eventColumn =
+      this.node.timeMode === 'eventTime' && above.length > 0 ? plan.watermarks[above[0]!]!.column : null;
+    this.scope = new StateScope(this.store, this.expiries, () => ctx.processingTime());
+    this.processor = processorInstance(this.node.processor);
+    const handle = this.handle(this.node.states);
+    this.processor.handle = handle;
+    this.processor.init(handle);
+  }
+
+  /** The handle of this task's processor: state variables over this operator's store. */
+  private handle(declared: readonly StateDeclaration[]): ProcessorHandle {
+    const made: StateDeclaration[] = [];
+    const create = (kind: StateDeclaration['kind'], name: string, options: StateOptions | undefined) => {
+      const d = declaration(name, kind, options, made);
+      const expected = declared[made.length];
+      if (expected?.name !== d.name || expected.kind !== d.kind)
+        throw new Error(
+          `transformWithState: init() declared ${kind}State('${name}') here but not in the same place on the ` +
+            'driver; init() must declare the same states every time',
+        );
+      made.push(d);
+      return d;
+    };
+    const scope = this.scope;
+    return {
+      valueState: (name, options) => new ValueStateImpl(scope, create('value', name, options)),
+      listState: (name, options) => new ListStateImpl(scope, create('list', name, options)),
+      mapState: (name, options) => new MapStateImpl(scope, create('map', name, options)),
+      registerTimer: (ms) => this.registerTimer(ms),
+      deleteTimer: (ms) => this.deleteTimer(ms),
+      listTimers: () => [...((this.store.get(this.timerKey()) as TimerEntry | undefined)?.t ?? [])],
+      getCurrentKey: () => this.currentKey,
+    };
+  }
+
+  push(row: unknown): void {
+    const now = this.ctx.processingTime();
+    if (this.batch === null && this.node.timeMode === 'processingTime') this.fireTimers(now, now);
+    this.expire(now);
+    if (this.eventColumn !== null && this.isLate(row, this.eventColumn)) return;
+    let key: unknown;
+    try {
+      key = this.node.key(row);
+    } catch (e) {
+      this.ctx.badRecord(this.op, row, e);
+      return;
+    }
+    if (this.batch !== null) {
+      const text = keyText(key);
+      const held = this.batch.get(text);
+      if (held === undefined) this.batch.set(text, { key, rows: [row] });
+      else held.rows.push(row);
+      return;
+    }
+    this.setKey(key);
+    this.emit(row, () => this.processor.handleInputRows(key, [row], new Times(now, this.ctx.watermark())));
+  }
+
+  private isLate(row: unknown, column: string): boolean {
+    const raw = (row as Record<string, unknown> | null)?.[column];
+    const t = raw == null ? Number.NaN : toEventTime(raw);
+    if (Number.isNaN(t)) {
+      this.ctx.badRecord(
+        this.op,
+        row,
+        new TypeError(
+          `event time column '${column}' holds ${JSON.stringify(raw)}: expected ms since the epoch or a Date`,
+        ),
+      );
+      return true;
+    }
+    if (t > this.ctx.watermark()) return false;
+    this.dropped++;
+    this.ctx.lateRow(this.op, row);
+    return true;
+  }
+
+  onWatermark(watermark: number): void {
+    if (this.node.timeMode === 'eventTime') this.fireTimers(watermark, this.ctx.processingTime());
+  }
+
+  finishBatch(watermark: number): void {
+    const now = this.ctx.processingTime();
+    const times = new Times(now, watermark);
+    for (const { key, rows } of this.batch!.values()) {
+      this.setKey(key);
+      this.emit(rows, () => this.processor.handleInputRows(key, rows, times));
+    }
+    this.batch!.clear();
+    if (this.node.timeMode === 'eventTime') this.fireTimers(watermark, now);
+    else if (this.node.timeMode === 'processingTime') this.fireTimers(now, now);
+    this.expire(now);
+  }
+
+  nextDue(): number {
+    return this.node.timeMode === 'eventTime' ? this.timers.first() : Number.POSITIVE_INFINITY;
+  }
+
+  /** Real-time mode, `timerFiring: 'wallClock'`: when an idle tick has timers to fire. */
+  nextTimerDue(): number {
+    if (
+      this.batch !== null ||
+      this.node.timeMode !== 'processingTime' ||
+      this.node.timerFiring !== 'wallClock'
+    )
+      return Number.POSITIVE_INFINITY;
+    return this.timers.first();
+  }
+
+  /** An idle tick of the task (see nextTimerDue). */
+  tick(now: number): void {
+    if (now >= this.nextTimerDue()) this.fireTimers(now, now);
+  }
+
+  /** Real-time mode, end of the stream: every timer already due fires, then the processor closes. */
+  finish(): void {
+    const now = this.ctx.processingTime();
+    if (this.batch === null && this.node.timeMode === 'processingTime') this.fireTimers(now, now);
+    try {
+      this.processor.close();
+    } catch (e) {
+      this.ctx.badRecord(this.op, null, e);
+    }
+  }
+
+  /** Before the state is checkpointed: expired values are not written. */
+  beforeCheckpoint(): void {
+    this.expire(this.ctx.processingTime());
+  }
+
+  restored(): void {
+    this.wasRestored = true;
+    const timers: [number, string][] = [];
+    const expiries: [number, string][] = [];
+    for (const [k, x] of this.store.entries()) {
+      if ('t' in x) for (const t of x.t) timers.push([t, keyTextOf(k)]);
+      else if ('v' in x) {
+        if (x.e !== 0) expiries.push([x.e, k]);
+      } else if ('l' in x) {
+        if (x.e !== null) for (const e of new Set(x.e)) expiries.push([e, k]);
+      } else {
+        for (const r of x.m.values()) if (r[2] !== 0) expiries.push([r[2], k]);
+      }
+    }
+    this.timers.addAll(timers);
+    this.expiries.addAll(expiries);
+  }
+
+  stateCounters(): StateOperatorCounters {
+    const m = this.store.metrics();
+    return {
+      operatorId: this.op.id,
+      operatorName: 'transformWithStateExec',
+      numRowsTotal: m.numRowsTotal,
+      numRowsUpdated: m.numRowsUpdated,
+      numRowsRemoved: m.numRowsRemoved,
+      numRowsDroppedByWatermark: this.dropped,
+      memoryUsedBytes: m.memoryUsedBytes,
+    };
+  }
+
+  /** The task starts (after a restore): a first run hands the task's keys of the initial state over. */
+  start(): void {
+    const initial = this.node.initialState;
+    if (initial === undefined || this.wasRestored) return;
+    const entries = typeof initial === 'function' ? initial() : initial;
+    const times = new Times(this.ctx.processingTime(), this.ctx.watermark());
+    for (const [key, state] of entries) {
+      if (partitionOf(stableHash(key), this.ctx.partitions) !== this.ctx.partition) continue;
+      this.setKey(key);
+      try {
+        this.processor.handleInitialState(key, state, times);
+      } catch (e) {
+        this.ctx.badRecord(this.op, { key, initialState: state }, e);
+      }
+    }
+  }
+
+  private setKey(key: unknown): void {
+    this.currentKey = key;
+    this.scope.key = keyText(key);
+  }
+
+  private timerKey(): string {
+    return `${TIMERS}\u0000${this.scope.key}`;
+  }
+
+  private registerTimer(ms: number): void {
+    if (this.node.timeMode === 'none')
+      throw new TypeError("registerTimer: timers need timeMode 'processingTime' or 'eventTime', not 'none'");
+    if (!Number.isFinite(ms)) throw new TypeError(`registerTimer: expected a time in ms, got ${ms}`);
+    const k = this.timerKey();
+    const x = (this.store.get(k) as TimerEntry | undefined) ?? { k: this.currentKey, t: [] };
+    if (x.t.includes(ms)) return;
+    let i = x.t.length;
+    while (i > 0 && x.t[i - 1]! > ms) i--;
+    x.t.splice(i, 0, ms);
+    this.store.put(k, x);
+    this.timers.add(ms, this.scope.key);
+  }
+
+  private deleteTimer(ms: number): void {
+    const k = this.timerKey();
+    const x = this.store.get(k) as TimerEntry | undefined;
+    const i = x === undefined ? -1 : x.t.indexOf(ms);
+    if (i < 0) return;
+    x!.t.splice(i, 1);
+    if (x!.t.length === 0) this.store.remove(k);
+    else this.store.put(k, x!);
+  }
+
+  /**
+   * Fires every timer due at or before `upTo` (processing time or watermark, by timeMode), in time
+   * order. Timers registered while firing wait for the next call, so a timer that re-registers
+   * itself at a due time cannot loop.
+   */
+  private fireTimers(upTo: number, now: number): void {
+    if (this.timers.first() > upTo) return;
+    const due: [string, number][] = [];
+    this.timers.closeUpTo(upTo, (text, time) => due.push([text, time]));
+    const watermark = this.ctx.watermark();
+    for (const [text, time] of due) {
+      const k = `${TIMERS}\u0000${text}`;
+      const x = this.store.get(k) as TimerEntry | undefined;
+      const i = x === undefined ? -1 : x.t.indexOf(time);
+      if (i < 0) continue; // deleted, or fired already
+      this.setKey(x!.k);
+      this.deleteTimer(time);
+      const times = new Times(now, watermark, time);
+      this.emit({ key: x!.k, timer: time }, () => this.processor.handleExpiredTimer(x!.k, times, times));
+    }
+  }
+
+  /** Removes the values whose TTL has run out by `now`. */
+  private expire(now: number): void {
+    if (this.expiries.first() > now) return;
+    const keys: string[] = [];
+    this.expiries.closeUpTo(now, (k) => keys.push(k));
+    for (const k of keys) this.scope.sweep(k, now);
+  }
+
+  /** Runs user code and passes on what it returns or yields; a throw makes `what` a bad record. */
+  private emit(what: unknown, call: () => Iterable<unknown> | undefined | null): void {
+    let rows: unknown[];
+    try {
+      const out = call();
+      if (out == null) return;
+      // Drained before anything goes on: a generator's throw is the processor's, not downstream's.
+      rows = Array.isArray(out) ? out : [...out];
+    } catch (e) {
+      this.ctx.badRecord(this.op, what, e);
+      return;
+    }
+    for (let i = 0; i < rows.length; i++) this.next.push(rows[i]);
+  }
+}
