@@ -1,12 +1,19 @@
 /**
- * A deterministic stream of card payments with fraud mixed in, for the demo. Row `offset` of
- * `partition` is always the same payment, so the source is replayable.
+ * A deterministic stream of card payments with fraud injected at known places, for the demo (and
+ * its detection test). Row `offset` of `partition` is always the same payment, so the source is
+ * replayable, and {@link CardPaymentStream.incidents} says exactly which fraud was injected.
  *
- * Normal traffic: a card pool sized so each card pays about once every 20 s, mostly in its home
- * country, amounts around the card's usual spend. Fraud, at fixed places in the stream:
- * - a burst: every `BURST_EVERY` rows one card pays `BURST_LENGTH` times in a row;
- * - an amount spike: 20–40× the card's usual spend;
- * - a payment from a blocked country.
+ * Clean traffic: each partition has its own pool of `20 × rate` cards (rate = rows per second per
+ * partition), taken in turn, so a clean card pays exactly once every 20 s, at home, around its
+ * usual spend (0.3–2.3×). Nothing a clean card does can trip a rule of the detector.
+ *
+ * Fraud: incident `i` of a partition starts at offset `i × (rate + 13)` (about one a second), on a
+ * card of its own, and takes a few rows ("legs") at fixed distances from its start:
+ * - `burst`: 8 payments in a row (a stolen card tested at several merchants);
+ * - `impossible-travel`: a payment at home, then one 5 s later from a country far away;
+ * - `amount-spike`: one payment of 20–40× the card's usual spend;
+ * - `card-silent`: 4 payments 2 s apart (a card in steady use), then nothing.
+ * The `+ 13` keeps the legs of different incidents on different offsets (for rates ≥ 100/s).
  */
 
 import { fmix32 } from '../../runtime/partitioner.js';
@@ -22,14 +29,42 @@ export interface Payment {
   ts: number;
 }
 
-const COUNTRIES = ['FR', 'DE', 'ES', 'IT', 'NL', 'GB', 'US', 'PL', 'SE', 'PT'] as const;
-const CURRENCY: Record<string, string> = { GB: 'GBP', US: 'USD', PL: 'PLN', SE: 'SEK' };
-export const BLOCKED_COUNTRIES: readonly string[] = ['KP', 'IR', 'SY'];
+export const FRAUD_KINDS = ['burst', 'impossible-travel', 'amount-spike', 'card-silent'] as const;
+export type FraudKind = (typeof FRAUD_KINDS)[number];
 
-export const BURST_EVERY = 4000;
-export const BURST_LENGTH = 8;
-const SPIKE_EVERY = 3001;
-const BLOCKED_EVERY = 3203;
+/** One injected fraud: its card, and the offset of its last row in its partition. */
+export interface Incident {
+  kind: FraudKind;
+  cardId: string;
+  partition: number;
+  lastOffset: number;
+}
+
+/** Capitals' coordinates (degrees), for the impossible-travel rule. */
+export const COUNTRY_POSITION: Readonly<Record<string, readonly [number, number]>> = {
+  FR: [48.9, 2.4],
+  DE: [52.5, 13.4],
+  ES: [40.4, -3.7],
+  IT: [41.9, 12.5],
+  NL: [52.4, 4.9],
+  GB: [51.5, -0.1],
+  PL: [52.2, 21.0],
+  SE: [59.3, 18.1],
+  PT: [38.7, -9.1],
+  US: [38.9, -77.0],
+  BR: [-15.8, -47.9],
+  JP: [35.7, 139.7],
+};
+const HOMES = ['FR', 'DE', 'ES', 'IT', 'NL', 'GB', 'PL', 'SE', 'PT'] as const;
+const FAR_AWAY = ['US', 'BR', 'JP'] as const;
+const CURRENCY: Record<string, string> = { GB: 'GBP', US: 'USD', PL: 'PLN', SE: 'SEK', BR: 'BRL', JP: 'JPY' };
+
+/** Merchants m-0 … m-(MERCHANTS − 1). */
+export const MERCHANTS = 500;
+/** Clean cards pay once every this many seconds. */
+const CLEAN_CYCLE_S = 20;
+/** Offset steps between incidents: `rate + INCIDENT_SKEW` (see the file comment). */
+const INCIDENT_SKEW = 13;
 
 /** A 32-bit integer hash of two integers. */
 function mix(a: number, b: number): number {
@@ -45,56 +80,111 @@ export function cardName(card: number): string {
   return `card-${card.toString().padStart(6, '0')}`;
 }
 
-/** What a card looks like when it behaves: home country and usual spend. */
-export function cardProfile(card: number): { home: string; usual: number } {
-  return { home: COUNTRIES[mix(card, 1) % COUNTRIES.length]!, usual: 10 + (mix(card, 2) % 140) };
-}
-
-/** The usual spend of a card, from its id (what the amount-spike rule compares against). */
+/** A card's usual spend, from its id: what the amount-spike rule compares against. */
 export function usualSpend(cardId: string): number {
-  return cardProfile(Number(cardId.slice(5))).usual;
+  const n = Number(cardId.slice(5));
+  return 10 + (mix(Number.isFinite(n) ? n : 0, 2) % 140);
 }
 
-export type PaymentStream = (partition: number, offset: number, scheduledTimeMs: number) => Payment;
+function homeOf(card: number): string {
+  return HOMES[mix(card, 1) % HOMES.length]!;
+}
 
-/** The payment generator for a stream of `cards` cards. */
-export function cardPayments(cards: number): PaymentStream {
-  return (partition, offset, ts) => {
+/** The generated payments of a query whose generator makes `rowsPerSecond` over `partitions`. */
+export class CardPaymentStream {
+  /** Rows per second of one partition. */
+  readonly rate: number;
+  private readonly step: number;
+  private readonly legs: Readonly<Record<FraudKind, readonly number[]>>;
+  private readonly span: number;
+
+  constructor(rowsPerSecond: number, partitions: number) {
+    this.rate = Math.max(1, Math.round(rowsPerSecond / partitions));
+    const r = this.rate;
+    this.step = r + INCIDENT_SKEW;
+    this.legs = {
+      burst: [0, 1, 2, 3, 4, 5, 6, 7],
+      'impossible-travel': [0, 5 * r],
+      'amount-spike': [0],
+      'card-silent': [0, 2 * r, 4 * r, 6 * r],
+    };
+    this.span = 6 * r;
+  }
+
+  /** The payment at `offset` of `partition`, scheduled at `ts`. */
+  readonly generate = (partition: number, offset: number, ts: number): Payment => {
     const seed = mix(partition + 1, offset);
     const txId = `tx-${partition}-${offset}`;
-    const burstStart = offset - (offset % BURST_EVERY);
-    if (offset - burstStart < BURST_LENGTH && burstStart > 0) {
-      // A stolen card tested at several merchants in quick succession.
-      const card = mix(partition, burstStart) % cards;
-      const { home } = cardProfile(card);
-      return payment(txId, card, `m-${mix(seed, 3) % 500}`, 1 + (mix(seed, 4) % 30), home, ts);
+    const merchant = `m-${mix(seed, 3) % MERCHANTS}`;
+    const hit = this.incidentAt(partition, offset);
+    if (hit === null) {
+      const card = partition * this.rate * CLEAN_CYCLE_S + (offset % (this.rate * CLEAN_CYCLE_S));
+      const id = cardName(card);
+      const amount = Math.round(usualSpend(id) * (0.3 + uniform(seed, 12) * 2) * 100) / 100;
+      return payment(txId, id, merchant, amount, homeOf(card), ts);
     }
-    const card = mix(seed, 5) % cards;
-    const { home, usual } = cardProfile(card);
-    if (offset % SPIKE_EVERY === SPIKE_EVERY - 1) {
-      return payment(
-        txId,
-        card,
-        `m-${mix(seed, 6) % 500}`,
-        Math.round(usual * (20 + uniform(seed, 7) * 20)),
-        home,
-        ts,
-      );
+    const { kind, card, leg } = hit;
+    const id = cardName(card);
+    const usual = usualSpend(id);
+    switch (kind) {
+      case 'burst':
+        return payment(txId, id, merchant, 1 + (mix(seed, 4) % 30), homeOf(card), ts);
+      case 'impossible-travel': {
+        const country = leg === 0 ? homeOf(card) : FAR_AWAY[mix(card, 5) % FAR_AWAY.length]!;
+        return payment(txId, id, merchant, usual, country, ts);
+      }
+      case 'amount-spike':
+        return payment(
+          txId,
+          id,
+          merchant,
+          Math.round(usual * (20 + uniform(seed, 7) * 20)),
+          homeOf(card),
+          ts,
+        );
+      case 'card-silent':
+        return payment(txId, id, merchant, usual, homeOf(card), ts);
     }
-    if (offset % BLOCKED_EVERY === BLOCKED_EVERY - 1) {
-      const country = BLOCKED_COUNTRIES[mix(seed, 8) % BLOCKED_COUNTRIES.length]!;
-      return payment(txId, card, `m-${mix(seed, 9) % 500}`, usual, country, ts);
-    }
-    const travel = uniform(seed, 10) < 0.03;
-    const country = travel ? COUNTRIES[mix(seed, 11) % COUNTRIES.length]! : home;
-    const amount = Math.round(usual * (0.3 + uniform(seed, 12) * 2) * 100) / 100;
-    return payment(txId, card, `m-${mix(seed, 13) % 500}`, amount, country, ts);
   };
+
+  /** Every incident of `partition` whose rows all come before `endOffset`. */
+  incidents(partition: number, endOffset: number): Incident[] {
+    const out: Incident[] = [];
+    for (let i = 1; i * this.step < endOffset; i++) {
+      const kind = this.kindOf(partition, i);
+      const lastOffset = i * this.step + this.legs[kind].at(-1)!;
+      if (lastOffset < endOffset)
+        out.push({ kind, cardId: cardName(this.cardOf(partition, i)), partition, lastOffset });
+    }
+    return out;
+  }
+
+  private kindOf(partition: number, i: number): FraudKind {
+    return FRAUD_KINDS[(i - 1 + partition) % FRAUD_KINDS.length]!;
+  }
+
+  /** Fraud cards are numbered apart from the clean ones (which stay below 10 000 000). */
+  private cardOf(partition: number, i: number): number {
+    return 10_000_000 + partition * 1_000_000 + i;
+  }
+
+  private incidentAt(
+    partition: number,
+    offset: number,
+  ): { kind: FraudKind; card: number; leg: number } | null {
+    const last = Math.floor(offset / this.step);
+    for (let i = Math.max(1, Math.floor((offset - this.span) / this.step)); i <= last; i++) {
+      const kind = this.kindOf(partition, i);
+      const leg = this.legs[kind].indexOf(offset - i * this.step);
+      if (leg >= 0) return { kind, card: this.cardOf(partition, i), leg };
+    }
+    return null;
+  }
 }
 
 function payment(
   txId: string,
-  card: number,
+  cardId: string,
   merchant: string,
   amount: number,
   country: string,
@@ -102,11 +192,23 @@ function payment(
 ): Payment {
   return {
     txId,
-    cardId: cardName(card),
+    cardId,
     merchant,
     amount,
     currency: CURRENCY[country] ?? 'EUR',
     country,
     ts: Math.floor(ts),
   };
+}
+
+/** Great-circle distance between two countries' capitals, km. */
+export function distanceKm(a: string, b: string): number {
+  const p = COUNTRY_POSITION[a];
+  const q = COUNTRY_POSITION[b];
+  if (p === undefined || q === undefined) return 0;
+  const rad = Math.PI / 180;
+  const dLat = (q[0] - p[0]) * rad;
+  const dLon = (q[1] - p[1]) * rad;
+  const h = Math.sin(dLat / 2) ** 2 + Math.cos(p[0] * rad) * Math.cos(q[0] * rad) * Math.sin(dLon / 2) ** 2;
+  return 2 * 6371 * Math.asin(Math.sqrt(h));
 }
