@@ -123,6 +123,12 @@ interface DedupDescription {
   readonly withinWatermark: boolean;
 }
 
+interface JoinDescription {
+  readonly keys: readonly string[];
+  readonly type: string;
+  readonly range: unknown;
+}
+
 const json = (v: unknown) => JSON.stringify(v ?? null);
 
 function describeWindow(w: AggregateDescription['window']): string {
@@ -165,6 +171,19 @@ function compareState(label: string, kind: string, before: unknown, after: unkno
     if (a.withinWatermark !== b.withinWatermark) {
       const name = (within: boolean) => (within ? 'dropDuplicatesWithinWatermark' : 'dropDuplicates');
       changes.push(`${label}: changed from ${name(a.withinWatermark)} to ${name(b.withinWatermark)}`);
+    }
+    return changes;
+  }
+  if (kind === 'streamJoin') {
+    const a = before as JoinDescription;
+    const b = after as JoinDescription;
+    const changes: string[] = [];
+    if (a.type !== b.type) changes.push(`${label}: join type changed from ${a.type} to ${b.type}`);
+    if (json(a.keys) !== json(b.keys)) {
+      changes.push(`${label}: join keys changed from ${list(a.keys)} to ${list(b.keys)}`);
+    }
+    if (json(a.range) !== json(b.range)) {
+      changes.push(`${label}: time-range condition changed from ${json(a.range)} to ${json(b.range)}`);
     }
     return changes;
   }

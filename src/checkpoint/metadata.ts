@@ -108,6 +108,8 @@ function describeStateful(node: AnalyzedPlan['operators'][number]['node']): unkn
       };
     case 'dedup':
       return { keys: node.keys, withinWatermark: node.withinWatermark };
+    case 'streamJoin':
+      return { keys: node.keys, type: node.type, range: node.range };
     default:
       return null;
   }

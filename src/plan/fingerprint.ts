@@ -32,6 +32,18 @@ const SHAPE: Record<NodeKind, (node: any, withCode: boolean) => unknown> = {
   ],
   dedup: (n: Extract<LogicalNode, { kind: 'dedup' }>) => [n.keys, n.withinWatermark],
   union: () => null,
+  staticJoin: (n: Extract<LogicalNode, { kind: 'staticJoin' }>, code) => [
+    n.keys,
+    n.type,
+    n.table.kind === 'file' ? [n.table.path, n.table.format] : code && String(n.table.load),
+    code && String(n.combine),
+  ],
+  streamJoin: (n: Extract<LogicalNode, { kind: 'streamJoin' }>, code) => [
+    n.keys,
+    n.type,
+    n.range,
+    code && String(n.combine),
+  ],
   repartition: (n: Extract<LogicalNode, { kind: 'repartition' }>, code) => [
     describeKey(n.key),
     n.partitions,
