@@ -147,7 +147,8 @@ function checkTwoInputs(plan: AnalyzedPlan): void {
       throw new MillraceError(
         ErrorCode.UNSUPPORTED_OPERATION,
         `${describeOperator(op)} joins two branches of the same stream (both read ` +
-          `${describeOperator(plan.operators[Math.min(...shared)]!)}): ${op.node.kind} streams of different sources`,
+          `${describeOperator(plan.operators[Math.min(...shared)]!)}): ` +
+          `${op.node.kind === 'union' ? 'union' : 'join'} streams of different sources`,
       );
     }
   }
