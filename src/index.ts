@@ -8,6 +8,17 @@ export { type AggregateSpec, type Aggregator, agg } from './api/aggregates.js';
 export { type ColumnExpr, lit, type ScalarUdf, udf } from './api/expressions.js';
 export { GroupedStream } from './api/grouped-stream.js';
 export { defineJob, JobContext, type JobModule, type JobParams } from './api/job.js';
+export {
+  type JoinCombine,
+  type JoinTimeRange,
+  type JoinType,
+  mergeRows,
+  type StaticFileFormat,
+  type StaticJoinOptions,
+  type StaticTable,
+  type StreamJoinOptions,
+  statics,
+} from './api/join.js';
 export { KeyedStream } from './api/keyed-stream.js';
 export type { OutputMode } from './api/output-mode.js';
 export type { BadRecordPolicy, LateRowPolicy, QueryOptions, QueryOptionsInput } from './api/query-options.js';

@@ -4,6 +4,13 @@ import type { KeySpec, LogicalNode } from '../plan/nodes.js';
 import { type Duration, parseDuration } from '../util/duration.js';
 import { type ColumnExpr, checkExpr } from './expressions.js';
 import { GroupedStream, groupingOf } from './grouped-stream.js';
+import {
+  type StaticJoinOptions,
+  type StaticTable,
+  type StreamJoinOptions,
+  staticJoinNode,
+  streamJoinNode,
+} from './join.js';
 import { KeyedStream } from './keyed-stream.js';
 import type { AnyWindow } from './window.js';
 import { StreamWriter } from './writer.js';
@@ -201,6 +208,38 @@ export class Stream<T = any> {
     return new Stream<T | U>(
       Object.freeze({ kind: 'union', input: this.node, other: other.node, label: undefined }),
     );
+  }
+
+  /**
+   * Joins this stream with a static table (loaded once per worker thread, indexed by the key): each
+   * row goes on once per table row with the same key (`inner`), or once with the right side missing
+   * when none has it (`leftOuter`). Works in both execution modes, without a shuffle.
+   *
+   * @example stream.join(statics.fromFile('merchants.csv', { format: 'csv' }), { on: 'merchantId' })
+   */
+  join<R = any, U = any>(table: StaticTable<R>, options: StaticJoinOptions<T, R, U>): Stream<U>;
+  /**
+   * Joins this stream (left) with another stream (right) on equal keys and an event-time range.
+   * Both streams need a watermark on their time column; each side's rows are kept in state until
+   * the watermark makes a match impossible, and an outer join emits an unmatched row then. Both
+   * sides are shuffled by the key. Append output mode only.
+   *
+   * @example
+   * impressions.withWatermark('impressionTs', '10 minutes').join(
+   *   clicks.withWatermark('clickTs', '20 minutes'),
+   *   { on: 'adId', type: 'leftOuter',
+   *     between: { left: 'impressionTs', right: 'clickTs', lower: 0, upper: '1 hour' } })
+   */
+  join<R = any, U = any>(other: Stream<R>, options: StreamJoinOptions<T, R, U>): Stream<U>;
+  join(other: Stream | StaticTable, options: StreamJoinOptions | StaticJoinOptions): Stream<any> {
+    if (other instanceof Stream)
+      return new Stream(streamJoinNode(this.node, other.node, options as StreamJoinOptions));
+    if (typeof other !== 'object' || other === null || (other.kind !== 'file' && other.kind !== 'function')) {
+      throw invalidArgument(
+        'join: pass another stream, or a static table from statics.fromFile / fromFunction',
+      );
+    }
+    return new Stream(staticJoinNode(this.node, other, options as StaticJoinOptions));
   }
 
   /** Starts describing where the rows go. */

@@ -124,6 +124,12 @@ interface DedupDescription {
   readonly withinWatermark: boolean;
 }
 
+interface JoinDescription {
+  readonly keys: readonly string[];
+  readonly type: string;
+  readonly range: unknown;
+}
+
 const json = (v: unknown) => JSON.stringify(v ?? null);
 
 function describeWindow(w: AggregateDescription['window']): string {
@@ -170,6 +176,19 @@ function compareState(label: string, kind: string, before: unknown, after: unkno
     return changes;
   }
   if (kind === 'transformWithState') return compareProcessorState(label, before, after);
+  if (kind === 'streamJoin') {
+    const a = before as JoinDescription;
+    const b = after as JoinDescription;
+    const changes: string[] = [];
+    if (a.type !== b.type) changes.push(`${label}: join type changed from ${a.type} to ${b.type}`);
+    if (json(a.keys) !== json(b.keys)) {
+      changes.push(`${label}: join keys changed from ${list(a.keys)} to ${list(b.keys)}`);
+    }
+    if (json(a.range) !== json(b.range)) {
+      changes.push(`${label}: time-range condition changed from ${json(a.range)} to ${json(b.range)}`);
+    }
+    return changes;
+  }
   return json(before) === json(after)
     ? []
     : [`${label}: state schema changed from ${json(before)} to ${json(after)}`];

@@ -110,6 +110,8 @@ function describeStateful(node: AnalyzedPlan['operators'][number]['node']): unkn
       return { keys: node.keys, withinWatermark: node.withinWatermark };
     case 'transformWithState':
       return { timeMode: node.timeMode, states: node.states.map((d) => [d.name, d.kind, d.ttlMs]) };
+    case 'streamJoin':
+      return { keys: node.keys, type: node.type, range: node.range };
     default:
       return null;
   }

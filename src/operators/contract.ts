@@ -1,4 +1,5 @@
 import type { InMemoryStateStore } from '../state/state-store.js';
+import type { StaticIndex } from './static-table.js';
 
 /**
  * The operator contract: one required method. An operator gets a row, does its work and pushes
@@ -36,6 +37,8 @@ export interface OperatorContext {
   /** The task's partition of its stage, and the stage's partition count. */
   readonly partition: number;
   readonly partitions: number;
+  /** The static table of a stream–static join, loaded and indexed when the worker started. */
+  staticTable(operatorId: number): StaticIndex;
 }
 
 /** Counters a stateful operator reports (cumulative; progress takes differences). */
@@ -81,4 +84,16 @@ export interface StatefulOperator extends RowSink {
 
 export function isStateful(op: RowSink): op is StatefulOperator {
   return (op as Partial<StatefulOperator>).stateful === true;
+}
+
+/**
+ * A stateful operator with two inputs (a stream–stream join): the rows of the stage's input `i`
+ * go to `inputs[i]` instead of `push`.
+ */
+export interface TwoInputOperator extends StatefulOperator {
+  readonly inputs: readonly [RowSink, RowSink];
+}
+
+export function hasTwoInputs(op: StatefulOperator): op is TwoInputOperator {
+  return (op as Partial<TwoInputOperator>).inputs !== undefined;
 }

@@ -7,6 +7,8 @@ import { FilterOperator } from './filter.js';
 import { FlatMapOperator } from './flat-map.js';
 import { MapOperator } from './map.js';
 import { SelectOperator } from './select.js';
+import { StaticJoinOperator } from './static-join.js';
+import { StreamJoinOperator } from './stream-join.js';
 import { TransformWithStateOperator } from './transform-with-state.js';
 import { WatermarkOperator } from './watermark.js';
 import { WithColumnOperator } from './with-column.js';
@@ -33,6 +35,8 @@ const FACTORIES: Record<NodeKind, Factory> = {
   aggregate: (op, next, ctx, plan) => new AggregateOperator(op, next, ctx, plan),
   dedup: (op, next, ctx, plan) => new DedupOperator(op, next, ctx, plan),
   transformWithState: (op, next, ctx, plan) => new TransformWithStateOperator(op, next, ctx, plan),
+  staticJoin: (op, next, ctx) => new StaticJoinOperator(op, next, ctx),
+  streamJoin: (op, next, ctx) => new StreamJoinOperator(op, next, ctx),
 };
 
 /** Fuses a stage's operators into one chain ending at `output`; returns them in row order. */
@@ -53,4 +57,4 @@ export function buildChain(
 }
 
 export type { OperatorContext, RowSink, StatefulOperator, StateOperatorCounters } from './contract.js';
-export { isStateful } from './contract.js';
+export { hasTwoInputs, isStateful } from './contract.js';

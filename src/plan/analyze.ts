@@ -4,7 +4,14 @@ import { isMicroBatch } from '../api/trigger.js';
 import type { QueryDefinition } from '../api/writer.js';
 import type { SourceSpec } from '../connectors/spec.js';
 import { ErrorCode, MillraceError } from '../errors.js';
-import { type LogicalNode, type NodeKind, type NodeOf, nodeInputs, STATEFUL_KINDS } from './nodes.js';
+import {
+  type LogicalNode,
+  type NodeKind,
+  type NodeOf,
+  nodeInputs,
+  STATEFUL_KINDS,
+  TWO_INPUT_KINDS,
+} from './nodes.js';
 
 /** A plan node with its identity: its position in the plan (post-order). */
 export interface PlannedOperator<K extends NodeKind = NodeKind> {
@@ -43,7 +50,7 @@ export interface AnalyzedPlan {
 }
 
 /** Short description used in plans and errors: `map#2 'enrich'`. */
-export function describeOperator(op: PlannedOperator): string {
+export function describeOperator(op: { readonly id: number; readonly node: LogicalNode }): string {
   return `${op.node.kind}#${op.id}${op.node.label ? ` '${op.node.label}'` : ''}`;
 }
 
@@ -101,7 +108,7 @@ export function analyze(definition: QueryDefinition): AnalyzedPlan {
   checkSourceNames(plan);
   checkSourceEvolution(plan, definition.options);
   checkAsyncProgressTracking(plan, definition.options);
-  checkUnions(plan);
+  checkTwoInputs(plan);
   checkStatefulOperators(plan);
   checkOutputMode(plan);
   return plan;
@@ -121,15 +128,18 @@ export function eventTimeWatermarks(
   return plan.watermarksAbove[op.id]!.map((i) => plan.watermarks[i]!).filter((w) => w.column === column);
 }
 
-/** A union's two sides must not share a node: the physical plan cannot run one row down two paths. */
-function checkUnions(plan: AnalyzedPlan): void {
+/**
+ * The two sides of a union or a stream–stream join must not share a node: the physical plan cannot
+ * run one row down two paths.
+ */
+function checkTwoInputs(plan: AnalyzedPlan): void {
   const below = plan.operators.map(() => new Set<number>());
   for (const op of plan.operators) {
     for (const i of op.inputs) {
       below[op.id]!.add(i);
       for (const j of below[i]!) below[op.id]!.add(j);
     }
-    if (op.node.kind !== 'union') continue;
+    if (!TWO_INPUT_KINDS.includes(op.node.kind)) continue;
     const [a, b] = op.inputs as [number, number];
     const left = new Set([a, ...below[a]!]);
     const shared = [b, ...below[b]!].filter((x) => left.has(x));
@@ -137,7 +147,8 @@ function checkUnions(plan: AnalyzedPlan): void {
       throw new MillraceError(
         ErrorCode.UNSUPPORTED_OPERATION,
         `${describeOperator(op)} joins two branches of the same stream (both read ` +
-          `${describeOperator(plan.operators[Math.min(...shared)]!)}): union streams of different sources`,
+          `${describeOperator(plan.operators[Math.min(...shared)]!)}): ` +
+          `${op.node.kind === 'union' ? 'union' : 'join'} streams of different sources`,
       );
     }
   }
@@ -172,11 +183,34 @@ function checkStatefulOperators(plan: AnalyzedPlan): void {
       );
     }
   }
+  for (const op of stateful)
+    if (op.node.kind === 'streamJoin') checkStreamJoin(plan, op as PlannedOperator<'streamJoin'>);
   if (stateful.length > 1) {
     throw new MillraceError(
       ErrorCode.UNSUPPORTED_OPERATION,
       `this query chains stateful operators (${stateful.map(describeOperator).join(', ')}): ` +
         'one stateful operator per query is supported; split it into two queries',
+    );
+  }
+}
+
+/**
+ * A stream–stream join forgets a row once the other side's watermark makes a match impossible, so
+ * each side needs a watermark on the time column its range condition names.
+ */
+function checkStreamJoin(plan: AnalyzedPlan, op: PlannedOperator<'streamJoin'>): void {
+  const { leftColumn, rightColumn } = op.node.range;
+  const sides: [string, number, string][] = [
+    ['left', op.inputs[0]!, leftColumn],
+    ['right', op.inputs[1]!, rightColumn],
+  ];
+  for (const [side, input, column] of sides) {
+    if (eventTimeWatermarks(plan, { id: input }, column).length > 0) continue;
+    throw new MillraceError(
+      ErrorCode.STREAM_JOIN_UNBOUNDED_STATE,
+      `${describeOperator(op)}: the ${side} input has no watermark on '${column}', the column its ` +
+        `time-range condition names, so its rows could never be forgotten: add ` +
+        `withWatermark('${column}', delay) to the ${side} stream before the join`,
     );
   }
 }
@@ -260,6 +294,12 @@ export function outputModeSupport(plan: AnalyzedPlan): { operator: PlannedOperat
       operator: plan.operators[plan.rootId]!,
       refused: { complete: 'a query without an aggregation has no result table to output completely' },
     };
+  }
+  if (stateful.node.kind === 'streamJoin') {
+    const why =
+      'a stream–stream join emits each joined row once and never changes it, and an outer row once ' +
+      'the watermark rules out a match';
+    return { operator: stateful, refused: { update: why, complete: why } };
   }
   if (stateful.node.kind === 'dedup') {
     return {

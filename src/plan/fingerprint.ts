@@ -39,6 +39,18 @@ const SHAPE: Record<NodeKind, (node: any, withCode: boolean) => unknown> = {
     code && String(n.key),
   ],
   union: () => null,
+  staticJoin: (n: Extract<LogicalNode, { kind: 'staticJoin' }>, code) => [
+    n.keys,
+    n.type,
+    n.table.kind === 'file' ? [n.table.path, n.table.format] : code && String(n.table.load),
+    code && String(n.combine),
+  ],
+  streamJoin: (n: Extract<LogicalNode, { kind: 'streamJoin' }>, code) => [
+    n.keys,
+    n.type,
+    n.range,
+    code && String(n.combine),
+  ],
   repartition: (n: Extract<LogicalNode, { kind: 'repartition' }>, code) => [
     describeKey(n.key),
     n.partitions,

@@ -1,5 +1,6 @@
 import type { AggregateSpec } from '../api/aggregates.js';
 import type { ColumnExpr } from '../api/expressions.js';
+import type { JoinCombine, JoinType, StaticTable } from '../api/join.js';
 import type {
   ProcessorSource,
   StateDeclaration,
@@ -26,7 +27,9 @@ export type LogicalNode =
   | AggregateNode
   | DedupNode
   | TransformWithStateNode
-  | UnionNode;
+  | UnionNode
+  | StaticJoinNode
+  | StreamJoinNode;
 
 export type NodeKind = LogicalNode['kind'];
 
@@ -139,12 +142,50 @@ export interface UnionNode extends Labelled {
   readonly other: LogicalNode;
 }
 
+/**
+ * `stream.join(table, ...)`: each stream row joined with the rows of a static table that have the
+ * same key. Stateless with respect to the stream: the table is loaded and indexed once per worker.
+ */
+export interface StaticJoinNode extends Labelled {
+  readonly kind: 'staticJoin';
+  readonly input: LogicalNode;
+  readonly table: StaticTable;
+  /** Key columns, present under the same names on both sides. */
+  readonly keys: readonly string[];
+  readonly type: 'inner' | 'leftOuter';
+  /** Builds the output row; `mergeRows` when undefined. */
+  readonly combine: JoinCombine | undefined;
+}
+
+/**
+ * `left.join(right, ...)` of two streams: pairs with equal keys whose event times satisfy
+ * `right time ∈ [left time + lowerMs, left time + upperMs]`. Both sides are buffered in state until
+ * the watermark makes a match impossible.
+ */
+export interface StreamJoinNode extends Labelled {
+  readonly kind: 'streamJoin';
+  readonly input: LogicalNode;
+  readonly other: LogicalNode;
+  readonly keys: readonly string[];
+  readonly type: JoinType;
+  readonly range: {
+    readonly leftColumn: string;
+    readonly rightColumn: string;
+    readonly lowerMs: number;
+    readonly upperMs: number;
+  };
+  readonly combine: JoinCombine | undefined;
+}
+
 /** Node kinds that keep state across rows. */
-export const STATEFUL_KINDS: readonly NodeKind[] = ['aggregate', 'dedup', 'transformWithState'];
+export const STATEFUL_KINDS: readonly NodeKind[] = ['aggregate', 'dedup', 'transformWithState', 'streamJoin'];
+
+/** Node kinds with two inputs (`input`, then `other`). */
+export const TWO_INPUT_KINDS: readonly NodeKind[] = ['union', 'streamJoin'];
 
 /** The inputs of a node, in order. */
 export function nodeInputs(node: LogicalNode): readonly LogicalNode[] {
   if (node.kind === 'source') return [];
-  if (node.kind === 'union') return [node.input, node.other];
+  if (node.kind === 'union' || node.kind === 'streamJoin') return [node.input, node.other];
   return [node.input];
 }

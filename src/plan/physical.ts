@@ -65,7 +65,7 @@ interface MutableStage {
  * an implicit shuffle by its keys and heads the new stage. A new node kind does not compile until
  * it is listed here.
  */
-const PLACEMENT: Record<NodeKind, 'source' | 'chain' | 'shuffle' | 'keyed' | 'union'> = {
+const PLACEMENT: Record<NodeKind, 'source' | 'chain' | 'shuffle' | 'keyed' | 'union' | 'join'> = {
   source: 'source',
   map: 'chain',
   filter: 'chain',
@@ -78,6 +78,8 @@ const PLACEMENT: Record<NodeKind, 'source' | 'chain' | 'shuffle' | 'keyed' | 'un
   dedup: 'keyed',
   transformWithState: 'keyed',
   union: 'union',
+  staticJoin: 'chain',
+  streamJoin: 'join',
 };
 
 /** A whole row as a key: its JSON text (equal rows, equal text). */
@@ -160,6 +162,23 @@ export function planPhysical(plan: AnalyzedPlan, settings: PhysicalSettings): Ph
             operator: op,
           };
         }
+        break;
+      }
+      case 'join': {
+        // Both sides are shuffled by the join key into the join's partitions: equal keys of the two
+        // sides meet in one task. Stage input 0 is the left side, input 1 the right.
+        const node = (op as PlannedOperator<'streamJoin'>).node;
+        const key = node.keys.length === 1 ? node.keys[0]! : node.keys;
+        const sides = op.inputs.map((i) => place(i));
+        stage = newStage(
+          stages,
+          settings.defaultShufflePartitions,
+          sides.map((s) => ({ kind: 'shuffle', fromStage: s.id })),
+        );
+        for (const side of sides) {
+          side.output = { kind: 'shuffle', toStage: stage.id, key, partitioning: 'hash', operator: op };
+        }
+        stage.chain.push(op);
         break;
       }
     }

@@ -1,5 +1,6 @@
 import type { BadRecordPolicy, LateRowPolicy } from '../../api/query-options.js';
 import type { LatencyRecorder } from '../../metrics/latency.js';
+import type { StaticIndex } from '../../operators/static-table.js';
 import type { DoorbellTable } from '../channel/doorbell.js';
 import type { FrameWriter } from '../channel/frame-codec.js';
 import type { StateCheckpointSpec } from '../messages.js';
@@ -31,6 +32,8 @@ export interface HostContext {
   readonly startTime: number;
   readonly bells: DoorbellTable;
   readonly bell: number;
+  /** Static join tables by operator id, loaded once for the host (see static-tables.ts). */
+  readonly staticTables: ReadonlyMap<number, StaticIndex>;
   /**
    * Starts the host's tasks if the driver has started the query's clock; a source task calls it
    * when a marker arrives first (whatever the driver wrote before the marker is visible then).

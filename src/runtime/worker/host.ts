@@ -1,6 +1,7 @@
 import type { BadRecordPolicy, LateRowPolicy } from '../../api/query-options.js';
 import type { ErrorLocation } from '../../errors.js';
 import { LatencyRecorder } from '../../metrics/latency.js';
+import type { StaticIndex } from '../../operators/static-table.js';
 import type { AnalyzedPlan } from '../../plan/analyze.js';
 import type { PhysicalPlan } from '../../plan/physical.js';
 import { DoorbellTable } from '../channel/doorbell.js';
@@ -49,6 +50,7 @@ export class Host implements HostContext {
     private readonly spec: HostSpec,
     plan: AnalyzedPlan,
     physical: PhysicalPlan,
+    readonly staticTables: ReadonlyMap<number, StaticIndex>,
   ) {
     this.hostIndex = spec.hostIndex;
     this.clock = clockFromSpec(spec.clock);

@@ -2,7 +2,8 @@ import { GeneratorSchedule } from '../../connectors/generator/reader.js';
 import type { GeneratorSourceSpec } from '../../connectors/spec.js';
 import { ErrorCode, MillraceError, type SerializedError, serializeError } from '../../errors.js';
 import type { OperatorContext, OperatorRef, RowSink, StatefulOperator } from '../../operators/contract.js';
-import { buildChain, isStateful } from '../../operators/index.js';
+import { buildChain, hasTwoInputs, isStateful } from '../../operators/index.js';
+import type { StaticIndex } from '../../operators/static-table.js';
 import { type EventTimeStats, WatermarkOperator } from '../../operators/watermark.js';
 import type { AnalyzedPlan, PlannedOperator } from '../../plan/analyze.js';
 import type { PhysicalPlan, StagePlan } from '../../plan/physical.js';
@@ -62,6 +63,8 @@ export class Task implements OperatorContext, SinkTask {
   private readonly inputs: InputSet;
   private readonly output: TaskOutput;
   private readonly head: RowSink;
+  /** Where the rows of each input channel go: the head, or a two-input operator's side. */
+  private readonly heads: RowSink[] = [];
   /** The stage's stateful operator, when it has one (it heads the chain). */
   private readonly stateful: StatefulOperator | null;
   /** The stateful operator has work on idle ticks (timers fired by the wall clock). */
@@ -114,6 +117,13 @@ export class Task implements OperatorContext, SinkTask {
     this.head = ops[0] ?? this.output;
     this.stateful = ops[0] !== undefined && isStateful(ops[0]) ? ops[0] : null;
     this.ticking = this.stateful?.tick !== undefined && !host.microBatch;
+    // Channels come in stage-input order (wiring.ts): a source input has one, a shuffle input one
+    // per upstream partition.
+    const sides = this.stateful !== null && hasTwoInputs(this.stateful) ? this.stateful.inputs : null;
+    for (const [i, input] of stage.inputs.entries()) {
+      const rings = input.kind === 'source' ? 1 : physical.stages[input.fromStage]!.partitions;
+      for (let r = 0; r < rings; r++) this.heads.push(sides?.[i] ?? this.head);
+    }
     this.watermarkOps = ops.filter((o): o is WatermarkOperator => o instanceof WatermarkOperator);
     const statefulId = this.stateful === null ? -1 : stage.chain[0]!.id;
     this.watermarks = new WatermarkTracker(
@@ -228,7 +238,7 @@ export class Task implements OperatorContext, SinkTask {
       while (work < STEP_BUDGET && ring.poll()) {
         const kind = ring.tag & TAG_KIND_MASK;
         if (kind === FrameKind.DATA) {
-          this.onData(input);
+          this.onData(input, this.heads[i]!);
           ring.releaseDeferred();
         } else if (!this.onMarker(input, kind)) {
           return true;
@@ -285,7 +295,7 @@ export class Task implements OperatorContext, SinkTask {
     return true;
   }
 
-  private onData(input: InputChannel): void {
+  private onData(input: InputChannel, head: RowSink): void {
     const r = input.reader;
     const m = this.meta;
     m.sourceTime = r.sourceTime();
@@ -301,7 +311,7 @@ export class Task implements OperatorContext, SinkTask {
       readOriginArg(m, tagArg(r.ring.tag));
     }
     this.rowsIn++;
-    this.head.push(r.readRow());
+    head.push(r.readRow());
   }
 
   /** Handles a control marker. Returns false when it cannot be consumed yet (left in the ring). */
@@ -531,6 +541,13 @@ export class Task implements OperatorContext, SinkTask {
       lateRowOf(location, row, this.watermarks.watermark),
       this.index,
     );
+  }
+
+  staticTable(operatorId: number): StaticIndex {
+    const table = this.host.staticTables.get(operatorId);
+    if (table === undefined)
+      throw new Error(`internal: the static table of operator ${operatorId} was not loaded`);
+    return table;
   }
 
   // --- SinkTask ------------------------------------------------------------------------------

@@ -5,6 +5,7 @@ import { planPhysical } from '../../plan/physical.js';
 import { importJob, planJob } from '../job-loader.js';
 import type { HostMessage, HostSpec } from '../messages.js';
 import { Host } from './host.js';
+import { loadStaticTables } from './static-tables.js';
 import { TaskFailure } from './task.js';
 
 /**
@@ -28,7 +29,9 @@ export default async function runHost(spec: HostSpec): Promise<void> {
           'deterministic (same parameters, same plan; no randomness or clock reads while building)',
       );
     }
-    host = new Host(spec, plan, planPhysical(plan, spec.physical));
+    const physical = planPhysical(plan, spec.physical);
+    const statics = await loadStaticTables(plan, physical, spec.tasks);
+    host = new Host(spec, plan, physical, statics);
     send({ type: 'ready', hostIndex });
     await host.run();
     host.report(-1);
