@@ -182,6 +182,33 @@ export class CardPaymentStream {
   }
 }
 
+/** A merchant as the bank's risk table knows it (the demo's stream–static join). */
+export interface MerchantRisk {
+  merchant: string;
+  merchantRisk: 'low' | 'medium' | 'high';
+  category: string;
+}
+
+const CATEGORIES = [
+  'grocery',
+  'fuel',
+  'travel',
+  'electronics',
+  'restaurants',
+  'online',
+  'gift cards',
+] as const;
+
+/** The merchant-risk table: every merchant m-0 … m-499, its category and risk level. */
+export function merchantRiskTable(): MerchantRisk[] {
+  return Array.from({ length: MERCHANTS }, (_, i) => {
+    const category = CATEGORIES[mix(i, 21) % CATEGORIES.length]!;
+    const draw = mix(i, 22) % 100;
+    const merchantRisk = category === 'gift cards' || draw < 5 ? 'high' : draw < 30 ? 'medium' : 'low';
+    return { merchant: `m-${i}`, merchantRisk, category };
+  });
+}
+
 function payment(
   txId: string,
   cardId: string,

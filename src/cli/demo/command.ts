@@ -61,7 +61,7 @@ export async function demoCommand(args: string[], io: CliIO): Promise<number> {
     const amount = a.amount === 0 ? '' : a.amount.toFixed(2);
     status.print(
       `ALERT ${rule} ${a.cardId.padEnd(13)} ${a.txId.padEnd(14)} ${amount.padStart(9)} ${a.country} ` +
-        `${a.merchant} (risk ${a.merchantRisk})  ${a.detail}`,
+        `${a.merchant} (${a.category}, ${a.merchantRisk} risk)  ${a.detail}`,
     );
   };
   const addSpend = (line: string) => {

@@ -12,6 +12,7 @@ import { distanceKm, type FraudKind, type Payment } from './card-payments.js';
 export interface ScoredPayment extends Payment {
   /** amount / the card's usual spend. */
   risk: number;
+  /** From the merchant-risk table (absent for a merchant it does not know). */
   merchantRisk?: string;
   category?: string;
 }
@@ -25,6 +26,7 @@ export interface Alert {
   country: string;
   merchant: string;
   merchantRisk: string;
+  category: string;
   detail: string;
   /** Event time of the payment that raised it (for card-silent: when the silence was noticed). */
   ts: number;
@@ -54,6 +56,8 @@ interface Rhythm {
   timer: number;
   txId: string;
   merchant: string;
+  merchantRisk: string;
+  category: string;
   country: string;
 }
 
@@ -92,6 +96,7 @@ export class FraudDetector extends StatefulProcessor<string, ScoredPayment, Aler
       country: p.country,
       merchant: p.merchant,
       merchantRisk: p.merchantRisk ?? 'unknown',
+      category: p.category ?? 'unknown',
       detail,
       ts: p.ts,
     });
@@ -133,7 +138,16 @@ export class FraudDetector extends StatefulProcessor<string, ScoredPayment, Aler
       timer = p.ts + SILENCE_MS;
       h.registerTimer(timer);
     }
-    this.rhythm.update({ gaps, last: p.ts, timer, txId: p.txId, merchant: p.merchant, country: p.country });
+    this.rhythm.update({
+      gaps,
+      last: p.ts,
+      timer,
+      txId: p.txId,
+      merchant: p.merchant,
+      merchantRisk: p.merchantRisk ?? 'unknown',
+      category: p.category ?? 'unknown',
+      country: p.country,
+    });
   }
 
   override *handleExpiredTimer(cardId: string, _t: TimerValues, timer: ExpiredTimer): Iterable<Alert> {
@@ -147,7 +161,8 @@ export class FraudDetector extends StatefulProcessor<string, ScoredPayment, Aler
       amount: 0,
       country: r.country,
       merchant: r.merchant,
-      merchantRisk: 'unknown',
+      merchantRisk: r.merchantRisk,
+      category: r.category,
       detail: `steady payments, then nothing for ${SILENCE_MS / 1000} s`,
       ts: timer.getExpiryTimeInMs(),
     };

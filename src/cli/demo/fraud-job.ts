@@ -1,15 +1,17 @@
 import { udf } from '../../api/expressions.js';
 import { defineJob } from '../../api/job.js';
+import { statics } from '../../api/join.js';
 import { Trigger } from '../../api/trigger.js';
 import { sinks, sources } from '../../connectors/index.js';
-import { CardPaymentStream, type Payment, usualSpend } from './card-payments.js';
+import { CardPaymentStream, merchantRiskTable, type Payment, usualSpend } from './card-payments.js';
 import { FraudDetector, type ScoredPayment } from './detector.js';
 
 export type { Alert } from './detector.js';
 
 /**
  * The fraud demo's detector: card payments from a generator (with injected fraud, see
- * card-payments.ts) → a risk score (a scalar UDF) → a watermark 2 s behind the payment times →
+ * card-payments.ts) → a risk score (a scalar UDF) → the merchant's risk level and category (a
+ * stream–static join against the merchant-risk table, loaded once per worker) → a watermark 2 s behind the payment times →
  * grouped by card → the {@link FraudDetector} (transformWithState with TTL'd state and event-time
  * timers) → alerts on the console. Parameters: `rate` (payments/s), `partitions` (generator
  * partitions, default 2), `checkpointInterval` (default 5 s).
@@ -29,6 +31,11 @@ export default defineJob((job) => {
       }),
     )
     .withColumn('risk', risk('amount', 'cardId'))
+    .join(statics.fromFunction(merchantRiskTable), {
+      on: 'merchant',
+      type: 'leftOuter',
+      name: 'merchant-risk',
+    })
     .withWatermark('ts', '2 seconds')
     .groupByKey((p: ScoredPayment) => p.cardId)
     .transformWithState(new FraudDetector(), {
