@@ -214,6 +214,18 @@ function newStage(stages: MutableStage[], partitions: number, inputs: StageInput
   return s;
 }
 
+/** The watermark inputs whose markers a stage's output carries: those upstream of its operators. */
+export function watermarksCarried(plan: AnalyzedPlan, physical: PhysicalPlan, stageId: number): Set<number> {
+  const stage = physical.stages[stageId]!;
+  const out = new Set<number>();
+  for (const op of stage.chain) for (const w of plan.watermarksAbove[op.id]!) out.add(w);
+  for (const input of stage.inputs) {
+    if (input.kind === 'shuffle')
+      for (const w of watermarksCarried(plan, physical, input.fromStage)) out.add(w);
+  }
+  return out;
+}
+
 /** Text form of the physical plan (`q.explain()`). */
 export function explain(plan: AnalyzedPlan, physical: PhysicalPlan): string {
   const lines: string[] = [];

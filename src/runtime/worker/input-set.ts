@@ -12,7 +12,11 @@ export class InputChannel {
   /** Highest processAllAvailable probe it delivered. */
   flushId = 0;
 
-  constructor(ring: RingConsumer) {
+  constructor(
+    ring: RingConsumer,
+    /** Its position among the task's inputs. */
+    readonly index: number,
+  ) {
     this.reader = new FrameReader(ring);
   }
 }
@@ -27,7 +31,7 @@ export class InputSet {
   readonly channels: InputChannel[];
 
   constructor(rings: readonly RingConsumer[]) {
-    this.channels = rings.map((r) => new InputChannel(r));
+    this.channels = rings.map((r, i) => new InputChannel(r, i));
   }
 
   /** The epoch whose barrier every live input delivered, or -1. */

@@ -6,7 +6,7 @@ import { buildChain, hasTwoInputs, isStateful } from '../../operators/index.js';
 import type { StaticIndex } from '../../operators/static-table.js';
 import { type EventTimeStats, WatermarkOperator } from '../../operators/watermark.js';
 import type { AnalyzedPlan, PlannedOperator } from '../../plan/analyze.js';
-import type { PhysicalPlan, StagePlan } from '../../plan/physical.js';
+import { type PhysicalPlan, type StagePlan, watermarksCarried } from '../../plan/physical.js';
 import { StateCheckpointer } from '../../state/state-checkpointer.js';
 import { FrameKind, frameKindName } from '../channel/frame-kind.js';
 import { TAG_KIND_MASK, tagArg } from '../channel/ring-layout.js';
@@ -120,9 +120,21 @@ export class Task implements OperatorContext, SinkTask {
     // Channels come in stage-input order (wiring.ts): a source input has one, a shuffle input one
     // per upstream partition.
     const sides = this.stateful !== null && hasTwoInputs(this.stateful) ? this.stateful.inputs : null;
+    const carriers: number[][] = plan.watermarks.map(() => []);
     for (const [i, input] of stage.inputs.entries()) {
       const rings = input.kind === 'source' ? 1 : physical.stages[input.fromStage]!.partitions;
-      for (let r = 0; r < rings; r++) this.heads.push(sides?.[i] ?? this.head);
+      // Markers a producer relays (its watermark operators' are its own partition's: they combine by max).
+      const from = input.kind === 'source' ? null : physical.stages[input.fromStage]!;
+      const carried =
+        from === null
+          ? []
+          : [...watermarksCarried(plan, physical, from.id)].filter(
+              (w) => !from.chain.some((op) => op.id === plan.watermarks[w]!.operatorId),
+            );
+      for (let r = 0; r < rings; r++) {
+        for (const w of carried) carriers[w]!.push(this.heads.length);
+        this.heads.push(sides?.[i] ?? this.head);
+      }
     }
     this.watermarkOps = ops.filter((o): o is WatermarkOperator => o instanceof WatermarkOperator);
     const statefulId = this.stateful === null ? -1 : stage.chain[0]!.id;
@@ -132,6 +144,8 @@ export class Task implements OperatorContext, SinkTask {
       host.multipleWatermarkPolicy,
       host.microBatch,
       plan.watermarks.map((w) => w.idleTimeoutMs),
+      carriers,
+      this.heads.length,
     );
     this.watermarks.restore(host.initialWatermarks);
     if (this.stateful !== null && host.state !== null) {
@@ -344,10 +358,13 @@ export class Task implements OperatorContext, SinkTask {
         this.forwardFlush();
         return true;
       case FrameKind.WATERMARK:
-        this.advanceWatermark(tagArg(ring.tag), value);
+        if (this.watermarks.fromChannel(input.index, tagArg(ring.tag), value, this.host.clock.now()))
+          this.stateful?.onWatermark(this.watermarks.watermark);
         return true;
       case FrameKind.END_OF_STREAM:
         input.eos = true;
+        if (this.watermarks.channelEnded(input.index, this.host.clock.now()))
+          this.stateful?.onWatermark(this.watermarks.watermark);
         if (this.inputs.allEnded()) {
           this.ending = true;
           this.stateful?.finish?.();

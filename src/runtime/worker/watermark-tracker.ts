@@ -1,7 +1,14 @@
 /**
  * What a task knows of event-time watermarks. Each watermark input (a `withWatermark` operator)
  * has a value: the largest `max event time − delay` any of its partitions reported, as heard
- * in-band from upstream or from a watermark operator in this task. Values only grow. The watermark
+ * in-band from upstream or from a watermark operator in this task.
+ *
+ * A task that relays an input's markers sends them down every channel, while a row takes one: a
+ * value relayed on one channel could overtake the rows that made it on another, and make them late.
+ * So a relayed value counts only once every channel relaying its input has delivered it (the
+ * minimum over those channels; an ended channel no longer counts) — then every row sent before it,
+ * on any path, has arrived. Values from the tasks that run the watermark operator itself are each
+ * their own partition's, on the channel their rows take: they combine by the maximum, at once. Values only grow. The watermark
  * in force at the task's stateful operator is the policy over the inputs above it — the minimum
  * (default) or the maximum — and never moves backwards. An input not heard from yet holds the
  * minimum at −∞, unless it has an idle timeout and that much time passed since the start: then it
@@ -9,6 +16,8 @@
  */
 export class WatermarkTracker {
   private readonly known: Float64Array;
+  /** Value heard per (input, channel): index `input × channels + channel`. */
+  private readonly heard: Float64Array;
   private readonly changed: Uint8Array;
   /** Clock time after which a silent input stops holding the minimum (Infinity: never). */
   private readonly idleAt: Float64Array;
@@ -28,7 +37,11 @@ export class WatermarkTracker {
      */
     private readonly perBatch: boolean,
     private readonly idleTimeouts: readonly (number | undefined)[],
+    /** For each input, the task's input channels that relay its markers (see the class comment). */
+    private readonly carriers: readonly (readonly number[])[] = [],
+    private readonly channels = 0,
   ) {
+    this.heard = new Float64Array(inputs * channels).fill(Number.NEGATIVE_INFINITY);
     this.known = new Float64Array(inputs).fill(Number.NEGATIVE_INFINITY);
     this.changed = new Uint8Array(inputs);
     this.idleAt = new Float64Array(inputs).fill(Number.POSITIVE_INFINITY);
@@ -74,6 +87,37 @@ export class WatermarkTracker {
     this.changed[input] = 1;
     this.anyChanged = true;
     return !this.perBatch && this.recompute(now);
+  }
+
+  /**
+   * A value for `input` arrived on input channel `channel`; returns true when the watermark in force
+   * advanced.
+   */
+  fromChannel(channel: number, input: number, value: number, now: number): boolean {
+    const carriers = this.carriers[input];
+    if (carriers === undefined || !carriers.includes(channel)) return this.advance(input, value, now);
+    const at = input * this.channels + channel;
+    if (!(value > this.heard[at]!)) return false;
+    this.heard[at] = value;
+    return this.settle(input, now);
+  }
+
+  /** Channel `channel` ended: it no longer holds back the inputs it carried. */
+  channelEnded(channel: number, now: number): boolean {
+    let advanced = false;
+    for (let input = 0; input < this.carriers.length; input++) {
+      if (!this.carriers[input]!.includes(channel)) continue;
+      this.heard[input * this.channels + channel] = Number.POSITIVE_INFINITY;
+      if (this.settle(input, now)) advanced = true;
+    }
+    return advanced;
+  }
+
+  /** Takes the value every live carrier of `input` has delivered. */
+  private settle(input: number, now: number): boolean {
+    let min = Number.POSITIVE_INFINITY;
+    for (const c of this.carriers[input]!) min = Math.min(min, this.heard[input * this.channels + c]!);
+    return min !== Number.POSITIVE_INFINITY && this.advance(input, min, now);
   }
 
   /** Time passed: returns true when an input went idle and the watermark in force advanced. */
