@@ -41,36 +41,78 @@ export const entryCodec: StateCodec<StateEntry> = {
   },
 };
 
-/** What state variables share: the store, the key being processed, the clock and the TTL index. */
+/**
+ * What state variables share: the store, the key being processed, the clock and the TTL index.
+ *
+ * The index holds at most one sweep per store entry, at or before its earliest expiry: a write
+ * that extends a TTL adds nothing (the sweep then finds the entry alive and comes back at its new
+ * earliest expiry), so a key written on every row costs one index entry, not one per write.
+ */
 export class StateScope {
   /** Text of the key being processed. */
   key = '';
+  /** Store entries with a sweep in the index, and its time. */
+  private readonly scheduled = new Map<string, number>();
 
   constructor(
     readonly store: InMemoryStateStore<StateEntry>,
-    /** Expiries of values with a TTL: store keys by expiry. */
+    /** Sweeps of entries with a TTL: store keys by time. */
     readonly expiries: TimeIndex,
     readonly now: () => number,
   ) {}
 
-  /** The expiry of a value written now with `ttlMs` (0: none), indexed for removal. */
+  /** The expiry of a value written now with `ttlMs` (0: none); the entry's sweep is scheduled. */
   expiryFor(ttlMs: number | null, storeKey: string): number {
     if (ttlMs === null) return 0;
     const e = this.now() + ttlMs;
-    this.expiries.add(e, storeKey);
+    this.schedule(storeKey, e);
     return e;
   }
 
-  /** Removes what expired at or before `now` from one entry (an expiry came due in the index). */
-  sweep(storeKey: string, now: number): void {
+  /** Makes sure `storeKey` is swept at or before `time`. */
+  schedule(storeKey: string, time: number): void {
+    const at = this.scheduled.get(storeKey);
+    if (at !== undefined && at <= time) return;
+    this.scheduled.set(storeKey, time);
+    this.expiries.add(time, storeKey);
+  }
+
+  /**
+   * A sweep came due: removes what expired at or before `now` from the entry, and schedules the
+   * next sweep at the earliest expiry left.
+   */
+  sweep(storeKey: string, time: number, now: number): void {
+    if (this.scheduled.get(storeKey) !== time) return; // superseded by an earlier sweep
+    this.scheduled.delete(storeKey);
     const x = this.store.get(storeKey);
     if (x === undefined) return;
+    let next = Number.POSITIVE_INFINITY;
     if ('v' in x) {
       if (x.e !== 0 && x.e <= now) this.store.remove(storeKey);
+      else if (x.e !== 0) next = x.e;
     } else if ('l' in x) {
       liveList(this.store, storeKey, x, now);
+      const left = this.store.get(storeKey) as ListEntry | undefined;
+      if (left?.e) for (const e of left.e) next = Math.min(next, e);
     } else if ('m' in x) {
-      liveMap(this.store, storeKey, x, now);
+      const left = liveMap(this.store, storeKey, x, now);
+      if (left) for (const r of left.m.values()) if (r[2] !== 0) next = Math.min(next, r[2]);
+    }
+    if (next !== Number.POSITIVE_INFINITY) this.schedule(storeKey, next);
+  }
+
+  /** After a restore: one sweep per entry with a TTL, at its earliest expiry. */
+  scheduleAll(): void {
+    for (const [k, x] of this.store.entries()) {
+      let first = Number.POSITIVE_INFINITY;
+      if ('v' in x) {
+        if (x.e !== 0) first = x.e;
+      } else if ('l' in x) {
+        if (x.e !== null) for (const e of x.e) first = Math.min(first, e);
+      } else if ('m' in x) {
+        for (const r of x.m.values()) if (r[2] !== 0) first = Math.min(first, r[2]);
+      }
+      if (first !== Number.POSITIVE_INFINITY) this.schedule(k, first);
     }
   }
 }

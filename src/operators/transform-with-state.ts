@@ -216,19 +216,10 @@ export class TransformWithStateOperator implements StatefulOperator {
   restored(): void {
     this.wasRestored = true;
     const timers: [number, string][] = [];
-    const expiries: [number, string][] = [];
-    for (const [k, x] of this.store.entries()) {
+    for (const [k, x] of this.store.entries())
       if ('t' in x) for (const t of x.t) timers.push([t, keyTextOf(k)]);
-      else if ('v' in x) {
-        if (x.e !== 0) expiries.push([x.e, k]);
-      } else if ('l' in x) {
-        if (x.e !== null) for (const e of new Set(x.e)) expiries.push([e, k]);
-      } else {
-        for (const r of x.m.values()) if (r[2] !== 0) expiries.push([r[2], k]);
-      }
-    }
     this.timers.addAll(timers);
-    this.expiries.addAll(expiries);
+    this.scope.scheduleAll();
   }
 
   stateCounters(): StateOperatorCounters {
@@ -319,9 +310,9 @@ export class TransformWithStateOperator implements StatefulOperator {
   /** Removes the values whose TTL has run out by `now`. */
   private expire(now: number): void {
     if (this.expiries.first() > now) return;
-    const keys: string[] = [];
-    this.expiries.closeUpTo(now, (k) => keys.push(k));
-    for (const k of keys) this.scope.sweep(k, now);
+    const due: [string, number][] = [];
+    this.expiries.closeUpTo(now, (k, time) => due.push([k, time]));
+    for (const [k, time] of due) this.scope.sweep(k, time, now);
   }
 
   /** Runs user code and passes on what it returns or yields; a throw makes `what` a bad record. */
