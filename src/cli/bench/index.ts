@@ -3,8 +3,9 @@ import { ExitCode } from '../io.js';
 import { CHECKPOINT_USAGE, parseCheckpointArgs, runCheckpointBench } from './checkpoint.js';
 import { renderCheckpointReport } from './checkpoint-report.js';
 import { IDLE_USAGE, parseIdleArgs, runIdle } from './idle.js';
+import { renderWindowedCountReport } from './millrace-report.js';
 import { UsageError } from './options.js';
-import { renderIdleReport, renderStatelessReport, renderWindowedCountReport } from './report.js';
+import { renderIdleReport, renderStatelessReport } from './report.js';
 import { parseStatelessArgs, runStateless, STATELESS_USAGE } from './stateless.js';
 import { parseWindowedCountArgs, runWindowedCount, WINDOWED_COUNT_USAGE } from './windowed-count.js';
 
