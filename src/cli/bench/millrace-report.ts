@@ -1,9 +1,11 @@
 import { SKEW_WARNING_MS } from './aggregate.js';
 import { formatBytes, formatCount, formatRate, median, renderTable } from './format.js';
+import type { FraudResult } from './fraud.js';
 import type { MillraceScenarioResult } from './millrace-scenario.js';
 import type { CommonOptions } from './options.js';
 import { renderFindMax, renderFooter, renderHeader, renderLatencyTable } from './report.js';
 import type { RateResult } from './scenario.js';
+import type { StreamStaticJoinResult } from './stream-static-join.js';
 import type { StateStats } from './types.js';
 import type { WindowedCountResult } from './windowed-count.js';
 
@@ -97,5 +99,23 @@ export function renderWindowedCountReport(r: WindowedCountResult): string {
   return renderMillraceReport(r, {
     state: { operator: `the aggregation (${formatCount(r.settings.keys)} cards)`, rows: 'groups' },
     noTargets: 'E2 is defined at 100 k rows/s, T2 needs --find-max',
+  });
+}
+
+/** The tables `millrace bench fraud` prints. */
+export function renderFraudReport(r: FraudResult): string {
+  return renderMillraceReport(r, {
+    state: {
+      operator: 'the fraud detector (a row per card and state variable, and per card with timers)',
+      rows: 'state rows',
+    },
+    noTargets: 'E4 is defined at 50 k rows/s',
+  });
+}
+
+/** The tables `millrace bench stream-static-join` prints. */
+export function renderStreamStaticJoinReport(r: StreamStaticJoinResult): string {
+  return renderMillraceReport(r, {
+    noTargets: 'BENCH.md has no target id for a stream–static join; see the baseline line for the anchor',
   });
 }
