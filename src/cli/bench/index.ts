@@ -2,10 +2,21 @@ import type { CliIO } from '../io.js';
 import { ExitCode } from '../io.js';
 import { CHECKPOINT_USAGE, parseCheckpointArgs, runCheckpointBench } from './checkpoint.js';
 import { renderCheckpointReport } from './checkpoint-report.js';
+import { FRAUD_USAGE, parseFraudArgs, runFraud } from './fraud.js';
 import { IDLE_USAGE, parseIdleArgs, runIdle } from './idle.js';
+import {
+  renderFraudReport,
+  renderStreamStaticJoinReport,
+  renderWindowedCountReport,
+} from './millrace-report.js';
 import { UsageError } from './options.js';
-import { renderIdleReport, renderStatelessReport, renderWindowedCountReport } from './report.js';
+import { renderIdleReport, renderStatelessReport } from './report.js';
 import { parseStatelessArgs, runStateless, STATELESS_USAGE } from './stateless.js';
+import {
+  parseStreamStaticJoinArgs,
+  runStreamStaticJoin,
+  STREAM_STATIC_JOIN_USAGE,
+} from './stream-static-join.js';
 import { parseWindowedCountArgs, runWindowedCount, WINDOWED_COUNT_USAGE } from './windowed-count.js';
 
 export const BENCH_USAGE = `millrace bench <scenario> [options]
@@ -16,6 +27,12 @@ Scenarios:
   windowed-count
               E2 latency and T2 sustainable throughput (--find-max) of a keyed 1-s tumbling count
               with a shuffle, in update mode (Millrace only)
+  fraud       E4 latency of the fraud demo's detector (risk UDF, merchant-risk join, a shuffle by
+              card, transformWithState with TTL state and event-time timers), one verdict per
+              payment (Millrace only)
+  stream-static-join
+              latency of payments joined with the merchant-risk table, stateless and without a
+              shuffle (Millrace only; no target in BENCH.md)
   checkpoint  E3: windowed-count with ≈ 1 M groups of state, with and without a checkpoint every
               second; C1: the time a restart on that checkpoint takes to emit again
   idle        I1: CPU used by a query that receives no data
@@ -43,6 +60,22 @@ const SCENARIOS: Record<string, Scenario> = {
       const options = parseWindowedCountArgs(args);
       const result = await runWindowedCount(options, io, signal);
       io.out(options.json ? `${JSON.stringify(result, null, 2)}\n` : renderWindowedCountReport(result));
+    },
+  },
+  fraud: {
+    usage: FRAUD_USAGE,
+    async run(args, io, signal) {
+      const options = parseFraudArgs(args);
+      const result = await runFraud(options, io, signal);
+      io.out(options.json ? `${JSON.stringify(result, null, 2)}\n` : renderFraudReport(result));
+    },
+  },
+  'stream-static-join': {
+    usage: STREAM_STATIC_JOIN_USAGE,
+    async run(args, io, signal) {
+      const options = parseStreamStaticJoinArgs(args);
+      const result = await runStreamStaticJoin(options, io, signal);
+      io.out(options.json ? `${JSON.stringify(result, null, 2)}\n` : renderStreamStaticJoinReport(result));
     },
   },
   checkpoint: {

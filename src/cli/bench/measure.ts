@@ -46,7 +46,7 @@ export function describeRun(r: SystemRun): string {
   const state =
     r.state === undefined
       ? ''
-      : `  state ${formatCount(r.state.rows)} groups, ${formatBytes(r.state.memoryBytes)}`;
+      : `  state ${formatCount(r.state.rows)} rows, ${formatBytes(r.state.memoryBytes)}`;
   const verdict = r.sustainable ? 'sustainable' : `NOT sustainable: ${r.reasons.join('; ')}`;
   return (
     `p50 ${formatLatency(l.p50)}  p99 ${formatLatency(l.p99)}  p99.9 ${formatLatency(l.p999)}  ` +

@@ -1,22 +1,13 @@
 import { relative } from 'node:path';
 import { SKEW_WARNING_MS, type SystemAggregate } from './aggregate.js';
 import type { FindMaxResult } from './find-max.js';
-import {
-  formatBytes,
-  formatCount,
-  formatLatency,
-  formatRate,
-  formatSkew,
-  median,
-  renderTable,
-} from './format.js';
+import { formatCount, formatLatency, formatRate, formatSkew, median, renderTable } from './format.js';
 import type { IdleResult } from './idle.js';
 import { BUSY_MACHINE_PERCENT, describeMachine, type MachineInfo } from './machine.js';
 import type { RateResult } from './scenario.js';
 import type { StatelessResult } from './stateless.js';
 import { formatValue, type TargetCheck } from './targets.js';
-import { type StateStats, SYSTEM_LABEL, SYSTEMS, type SystemName } from './types.js';
-import type { WindowedCountResult } from './windowed-count.js';
+import { SYSTEM_LABEL, SYSTEMS, type SystemName } from './types.js';
 
 /** A path relative to the working directory when it is below it. */
 export function displayPath(path: string): string {
@@ -27,7 +18,7 @@ export function displayPath(path: string): string {
 const seconds = (ms: number) => `${+(ms / 1000).toFixed(3)} s`;
 
 /** The first lines of a latency scenario's report: what ran, where, and how it was measured. */
-function renderHeader(
+export function renderHeader(
   scenario: string,
   description: string,
   machine: MachineInfo,
@@ -42,7 +33,6 @@ function renderHeader(
   return out;
 }
 
-/** Latency percentiles, backlog and verdict: one line per rate and system. */
 /** One system's medians as table cells: p50 … max, rows, backlog at the end, sustainable. */
 export function latencyCells(a: SystemAggregate): string[] {
   const m = a.median;
@@ -59,7 +49,8 @@ export function latencyCells(a: SystemAggregate): string[] {
   ];
 }
 
-function renderLatencyTable(rates: readonly RateResult[], runs: number): string {
+/** Latency percentiles, backlog and verdict: one line per rate and system. */
+export function renderLatencyTable(rates: readonly RateResult[], runs: number): string {
   const headers = [
     'rate/s',
     'system',
@@ -92,7 +83,7 @@ function renderLatencyTable(rates: readonly RateResult[], runs: number): string 
 }
 
 /** The --find-max block: highest rate sustained, lowest not, and every probe. */
-function renderFindMax(findMax: Partial<Record<SystemName, FindMaxResult>>): string {
+export function renderFindMax(findMax: Partial<Record<SystemName, FindMaxResult>>): string {
   let out = 'highest sustainable rate (backlog bounded, p99 < 10 ms)\n';
   const rows: string[][] = [];
   for (const system of SYSTEMS) {
@@ -126,7 +117,7 @@ function renderFindMax(findMax: Partial<Record<SystemName, FindMaxResult>>): str
 }
 
 /** The warning about other processes, the targets and the files: the end of every latency report. */
-function renderFooter(
+export function renderFooter(
   rates: readonly RateResult[],
   findMax: Partial<Record<SystemName, FindMaxResult>> | null,
   targets: readonly TargetCheck[],
@@ -154,84 +145,6 @@ export function renderStatelessReport(r: StatelessResult): string {
     out +
     renderFooter(r.rates, r.findMax, r.targets, r.files, 'E1 is defined at 100 k rows/s, T1 needs --find-max')
   );
-}
-
-/** The tables `millrace bench windowed-count` prints. */
-export function renderWindowedCountReport(r: WindowedCountResult): string {
-  let out = renderHeader('windowed-count', r.description, r.machine, r.settings);
-  out += `baseline: ${r.baseline}\n\n`;
-  if (r.rates.length > 0) {
-    out += renderLatencyTable(r.rates, r.settings.runs);
-    out += `\nstate of the aggregation at the end of the window (${formatCount(r.settings.keys)} cards${
-      r.settings.runs > 1 ? '; medians of the runs' : ''
-    })\n`;
-    const rows = r.rates.map((rate) => {
-      const runs = rate.systems.millrace?.runs ?? [];
-      const states = runs.map((run) => run.state).filter((st): st is StateStats => st !== undefined);
-      const med = (f: (st: StateStats) => number) => (states.length > 0 ? median(states.map(f)) : null);
-      const cell = (v: number | null, f: (v: number) => string) => (v === null ? '–' : f(v));
-      return [
-        formatRate(rate.rate),
-        cell(
-          med((st) => st.rows),
-          formatCount,
-        ),
-        cell(
-          med((st) => st.maxRows),
-          formatCount,
-        ),
-        cell(
-          med((st) => st.memoryBytes),
-          formatBytes,
-        ),
-        cell(
-          med((st) => st.removed),
-          formatCount,
-        ),
-        cell(
-          med((st) => st.droppedLate),
-          formatCount,
-        ),
-      ];
-    });
-    out += renderTable(
-      [
-        'rate/s',
-        'groups held',
-        'most held',
-        'state memory (estimate)',
-        'groups evicted',
-        'late rows dropped',
-      ],
-      rows,
-      ['right', 'right', 'right', 'right', 'right', 'right'],
-    );
-    out += renderClockSpread(r.rates);
-    out += '\n';
-  }
-  if (r.findMax !== null) out += `${renderFindMax(r.findMax)}\n`;
-  return (
-    out +
-    renderFooter(r.rates, r.findMax, r.targets, r.files, 'E2 is defined at 100 k rows/s, T2 needs --find-max')
-  );
-}
-
-/** How far apart the latency clocks of the query's threads were (see clock-probe.ts). */
-function renderClockSpread(rates: readonly RateResult[]): string {
-  let out = '';
-  for (const rate of rates) {
-    const spreads = (rate.systems.millrace?.runs ?? [])
-      .map((run) => run.clockSpreadMs)
-      .filter((v): v is number => typeof v === 'number');
-    if (spreads.length === 0) continue;
-    const worst = Math.max(...spreads);
-    out += `Millrace at ${formatRate(rate.rate)}: latency clocks of the worker threads within ${Math.round(worst * 1000)} µs of each other`;
-    if (worst > SKEW_WARNING_MS) {
-      out += ' (warning: an e2e figure of a row that changed threads can be off by that much)';
-    }
-    out += '\n';
-  }
-  return out;
 }
 
 /** The clock skew Millrace's latency figures carry (see clock-probe.ts), and the figures without it. */

@@ -1,5 +1,5 @@
-import { defineJob, sinks, sources } from '../../index.js';
-import { reportClockError } from './clock-probe.js';
+import { defineJob, sources } from '../../index.js';
+import { blackholeSink, probedGenerate } from './job-probes.js';
 import { enrich, type Payment, payment, screen } from './payments.js';
 
 /**
@@ -18,37 +18,18 @@ export default defineJob((job) => {
   const spinMicros = job.param('spinMicros', -1);
   const clockChannel = job.param('clockChannel', '');
   const fused = job.param('fused', 'false') === 'true';
-  let sourceChecked = clockChannel === '';
-  let sinkChecked = clockChannel === '';
   const source = job.readStream(
     sources.generator<Payment>({
       name: 'payments',
       rowsPerSecond: job.param('rowsPerSecond', 100_000),
       partitions: fused ? job.param('partitions', 2) : 1,
-      generate: (partition, offset, scheduled) => {
-        if (!sourceChecked) {
-          sourceChecked = true;
-          reportClockError(clockChannel, 'source');
-        }
-        return payment(partition, offset, scheduled);
-      },
+      generate: probedGenerate(clockChannel, payment),
     }),
   );
   const writer = (fused ? source : source.repartition('cardId', 1))
     .filter(screen, { name: 'screen' })
     .map(enrich, { name: 'enrich' })
-    .writeStream(
-      sinks.foreach({
-        open: () => {
-          if (!sinkChecked) {
-            sinkChecked = true;
-            reportClockError(clockChannel, 'sink');
-          }
-          return true;
-        },
-        process: () => {},
-      }),
-    )
+    .writeStream(blackholeSink(clockChannel))
     .queryName('bench-stateless')
     .options({ workers: 2 });
   return spinMicros >= 0 ? writer.options({ spinMicros }) : writer;

@@ -1,6 +1,6 @@
-import { agg, defineJob, sinks, sources, Trigger, window } from '../../index.js';
-import { reportClockError } from './clock-probe.js';
+import { agg, defineJob, sources, Trigger, window } from '../../index.js';
 import { reportFirstRow } from './first-row-probe.js';
+import { blackholeSink, probedGenerate } from './job-probes.js';
 import { DEFAULT_CARDS, keyedPayment, type Payment } from './payments.js';
 
 /**
@@ -28,9 +28,7 @@ export default defineJob((job) => {
   const checkpointInterval = job.param('checkpointInterval', '');
   const partitions = job.param('partitions', 2);
   const generate = keyedPayment(job.param('keys', DEFAULT_CARDS), partitions);
-  // Once per thread: each worker has its own copy of these flags.
-  let sourceChecked = clockChannel === '';
-  let sinkChecked = clockChannel === '';
+  // Once per thread: each worker has its own copy of this flag.
   let firstRowSeen = false;
   const writer = job
     .readStream(
@@ -38,37 +36,24 @@ export default defineJob((job) => {
         name: 'payments',
         rowsPerSecond: job.param('rowsPerSecond', 100_000),
         partitions,
-        generate: (partition, offset, scheduled) => {
-          if (!sourceChecked) {
-            sourceChecked = true;
-            reportClockError(clockChannel, 'source');
-          }
-          return generate(partition, offset, scheduled);
-        },
+        generate: probedGenerate(clockChannel, generate),
       }),
     )
     .withWatermark('ts', job.param('delay', '2 seconds'))
     .groupBy(window('ts', '1 second'), 'cardId')
     .agg({ n: agg.count() })
     .writeStream(
-      sinks.foreach({
-        open: () => {
-          if (!sinkChecked) {
-            sinkChecked = true;
-            reportClockError(clockChannel, 'sink');
-          }
-          return true;
-        },
+      blackholeSink(
+        clockChannel,
         // The probe's check stays off the row path of the runs that do not ask for it.
-        process:
-          firstRowChannel === ''
-            ? () => {}
-            : () => {
-                if (firstRowSeen) return;
-                firstRowSeen = true;
-                reportFirstRow(firstRowChannel);
-              },
-      }),
+        firstRowChannel === ''
+          ? undefined
+          : () => {
+              if (firstRowSeen) return;
+              firstRowSeen = true;
+              reportFirstRow(firstRowChannel);
+            },
+      ),
     )
     .outputMode('update')
     .queryName('bench-windowed-count')

@@ -1,15 +1,15 @@
 import type { CliIO } from '../io.js';
-import { SKEW_WARNING_MS } from './aggregate.js';
-import { type FindMaxResult, searchMaxRate } from './find-max.js';
-import { formatCount, formatLatency, formatRate } from './format.js';
-import { type MachineInfo, machineInfo } from './machine.js';
-import { measureRun } from './measure.js';
-import { type MillraceJob, runMillraceJob } from './millrace-run.js';
+import { formatCount, formatRate } from './format.js';
+import {
+  benchJob,
+  latencyChecks,
+  type MillraceScenarioResult,
+  runMillraceScenario,
+  throughputChecks,
+} from './millrace-scenario.js';
 import { type CommonOptions, parseBenchArgs, parsePositiveInt } from './options.js';
 import { DEFAULT_CARDS } from './payments.js';
-import { measureRates, plotSubtitle, type RateResult, writeResult } from './scenario.js';
-import { check, E2_P99_MS, E2_P999_MS, E2_RATE, T2_ROWS_PER_SECOND, type TargetCheck } from './targets.js';
-import type { SystemName } from './types.js';
+import { E2_P99_MS, E2_P999_MS, E2_RATE, T2_ROWS_PER_SECOND } from './targets.js';
 
 const JOB = new URL('./windowed-count-job.js', import.meta.url);
 
@@ -57,18 +57,7 @@ export interface WindowedCountOptions extends CommonOptions {
   partitions: number;
 }
 
-export interface WindowedCountResult {
-  scenario: 'windowed-count';
-  description: string;
-  /** Why there is no baseline system. */
-  baseline: string;
-  machine: MachineInfo;
-  settings: Omit<WindowedCountOptions, 'json' | 'outDir'>;
-  rates: RateResult[];
-  findMax: Partial<Record<SystemName, FindMaxResult>> | null;
-  targets: TargetCheck[];
-  files: string[];
-}
+export type WindowedCountResult = MillraceScenarioResult<'windowed-count', WindowedCountOptions>;
 
 export function parseWindowedCountArgs(args: string[]): WindowedCountOptions {
   const { common, values } = parseBenchArgs(
@@ -83,106 +72,35 @@ export function parseWindowedCountArgs(args: string[]): WindowedCountOptions {
   };
 }
 
-function job(o: WindowedCountOptions): MillraceJob {
-  const params: Record<string, string | number> = { keys: o.keys, partitions: o.partitions };
-  if (o.spinMicros !== undefined) params.spinMicros = o.spinMicros;
-  return { url: JOB, params, clocks: 'threads' };
-}
-
 /**
  * Runs the scenario: every rate `runs` times, then the --find-max search; writes the files; checks
  * E2 and T2. Progress lines go to standard error.
  */
-export async function runWindowedCount(
+export function runWindowedCount(
   o: WindowedCountOptions,
   io: CliIO,
   signal: AbortSignal,
 ): Promise<WindowedCountResult> {
-  const machine = machineInfo();
-  const spec = job(o);
-  const measure = (rate: number, warmupMs: number, durationMs: number) =>
-    measureRun(io, () => runMillraceJob(spec, { rate, warmupMs, durationMs, signal }));
-  const { rates, files } = await measureRates(
-    {
-      scenario: 'windowed-count',
-      rates: o.rates,
-      runs: o.runs,
-      systems: ['millrace'],
-      outDir: o.outDir,
-      measure: (_system, rate) => measure(rate, o.warmupMs, o.durationMs),
-      plotTitle: (rate) =>
-        `Keyed 1-s tumbling count, update mode, ${formatRate(rate)} rows/s: e2e latency by percentile`,
-      plotSubtitle: plotSubtitle(o.runs, o.durationMs, o.warmupMs, machine),
-    },
-    io,
-  );
-
-  let findMax: Partial<Record<SystemName, FindMaxResult>> | null = null;
-  if (o.findMax) {
-    const millrace = await searchMaxRate(
-      'Millrace',
-      async (rate, warmupMs, durationMs) => (await measure(rate, warmupMs, durationMs)).run,
-      {
-        warmupMs: o.warmupMs,
-        durationMs: o.durationMs,
-        budgetMs: o.maxTimeMs,
-        start: E2_RATE,
-        maxWarmupMs: PROBE_MAX_WARMUP_MS,
-        // Fine steps: the search may have to halve far below the start rate.
-        step: 1000,
-      },
-      io,
-    );
-    findMax = { millrace };
-  }
-
-  return writeResult(
-    'windowed-count',
-    o.outDir,
+  return runMillraceScenario(
     {
       scenario: 'windowed-count',
       description: windowedCountDescription(o.partitions, o.keys),
       baseline: WINDOWED_COUNT_BASELINE,
-      machine,
-      settings: {
-        rates: o.rates,
-        durationMs: o.durationMs,
-        warmupMs: o.warmupMs,
-        runs: o.runs,
-        findMax: o.findMax,
-        maxTimeMs: o.maxTimeMs,
-        spinMicros: o.spinMicros,
-        keys: o.keys,
-        partitions: o.partitions,
-      },
-      rates,
-      findMax,
-      targets: [...e2Checks(rates), ...t2Checks(findMax)],
-      files,
-    } satisfies WindowedCountResult,
+      job: benchJob(JOB, o, { keys: o.keys, partitions: o.partitions }),
+      plotTitle: (rate) =>
+        `Keyed 1-s tumbling count, update mode, ${formatRate(rate)} rows/s: e2e latency by percentile`,
+      // Fine steps: the search may have to halve far below the start rate.
+      search: { start: E2_RATE, maxWarmupMs: PROBE_MAX_WARMUP_MS, step: 1000 },
+      targets: (rates, findMax) => [
+        ...latencyChecks('E2', rates, E2_RATE, [
+          { percentile: 'p99', ms: E2_P99_MS },
+          { percentile: 'p999', ms: E2_P999_MS },
+        ]),
+        ...throughputChecks('T2', findMax, T2_ROWS_PER_SECOND),
+      ],
+    },
+    o,
     io,
+    signal,
   );
-}
-
-function e2Checks(rates: RateResult[]): TargetCheck[] {
-  const a = rates.find((r) => r.rate === E2_RATE)?.systems.millrace;
-  if (a === undefined) return [];
-  const checks = [
-    check('E2', 'Millrace p99 at 100 k rows/s', a.median.p99, 'ms', '<=', E2_P99_MS),
-    check('E2', 'Millrace p99.9 at 100 k rows/s', a.median.p999, 'ms', '<=', E2_P999_MS),
-  ];
-  const spreads = a.runs.map((r) => r.clockSpreadMs).filter((s): s is number => typeof s === 'number');
-  const spread = spreads.length > 0 ? Math.max(...spreads) : 0;
-  if (spread > SKEW_WARNING_MS) {
-    for (const c of checks) {
-      c.note = `the worker threads' latency clocks differ by up to ${formatLatency(spread)}`;
-    }
-  }
-  return checks;
-}
-
-function t2Checks(findMax: Partial<Record<SystemName, FindMaxResult>> | null): TargetCheck[] {
-  const best = findMax?.millrace?.best;
-  if (best === undefined) return [];
-  return [check('T2', 'Millrace sustainable throughput', best, 'rows/s', '>=', T2_ROWS_PER_SECOND)];
 }

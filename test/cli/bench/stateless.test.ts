@@ -7,18 +7,8 @@ import { runBench } from '../../../src/cli/bench/index.js';
 import { renderStatelessReport } from '../../../src/cli/bench/report.js';
 import type { StatelessResult } from '../../../src/cli/bench/stateless.js';
 import { ExitCode } from '../../../src/cli/io.js';
-import type { LatencySummary } from '../../../src/metrics/latency.js';
+import { assertLatency } from './assert-run.js';
 import { fakeIO } from './fake-io.js';
-
-function assertLatency(l: LatencySummary, what: string): void {
-  assert.ok(l.count > 0, `${what}: rows were recorded`);
-  const order = [l.p50, l.p90, l.p99, l.p999, l.p9999, l.max];
-  for (const v of order) assert.ok(Number.isFinite(v) && v >= 0, `${what}: finite percentiles, got ${order}`);
-  // Percentiles are the top of their HDR bucket (3 significant digits), max is exact: allow 0.1 %.
-  for (let i = 1; i < order.length; i++) {
-    assert.ok(order[i - 1]! <= order[i]! * 1.001 + 0.001, `${what}: ordered, got ${order}`);
-  }
-}
 
 describe('millrace bench stateless', () => {
   it('measures Millrace and the postMessage pipeline at one rate and writes HDR files, a plot and JSON', async () => {
