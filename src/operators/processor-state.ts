@@ -163,13 +163,21 @@ function liveMap(
 }
 
 abstract class StateVariable {
+  /** The store key of the current key, made once per key: reading it again reuses its hash. */
+  private cachedFor = '';
+  private cached = '';
+
   constructor(
     protected readonly scope: StateScope,
     protected readonly decl: StateDeclaration,
   ) {}
 
   protected storeKey(): string {
-    return `${this.decl.name}\u0000${this.scope.key}`;
+    if (this.scope.key !== this.cachedFor || this.cached === '') {
+      this.cachedFor = this.scope.key;
+      this.cached = `${this.decl.name}\u0000${this.scope.key}`;
+    }
+    return this.cached;
   }
 
   clear(): void {

@@ -1,3 +1,6 @@
+// The module's binding: the global `performance` is a lazy getter, ≈ 10–40 ns more per call.
+import { performance } from 'node:perf_hooks';
+
 /**
  * Sub-millisecond wall-clock time that agrees between threads, for latency measurement.
  *

@@ -1,3 +1,4 @@
+import { performance } from 'node:perf_hooks';
 import type { BadRecordPolicy, LateRowPolicy } from '../../api/query-options.js';
 import type { ErrorLocation } from '../../errors.js';
 import { LatencyRecorder } from '../../metrics/latency.js';

@@ -1,3 +1,4 @@
+import { performance } from 'node:perf_hooks';
 import { GeneratorSchedule } from '../../connectors/generator/reader.js';
 import type { GeneratorSourceSpec } from '../../connectors/spec.js';
 import { ErrorCode, MillraceError, type SerializedError, serializeError } from '../../errors.js';
