@@ -283,6 +283,7 @@ export class TransformWithStateOperator implements StatefulOperator {
     x!.t.splice(i, 1);
     if (x!.t.length === 0) this.store.remove(k);
     else this.store.put(k, x!);
+    this.timers.remove(ms, this.scope.key);
   }
 
   /**

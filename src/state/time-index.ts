@@ -22,6 +22,17 @@ export class TimeIndex {
     list.push(key);
   }
 
+  /**
+   * Forgets one entry (a deleted timer), so an owner that re-arms a key on every row does not
+   * leave an entry per row behind. The time itself stays listed until it comes due.
+   */
+  remove(time: number, key: string): void {
+    const list = this.keys.get(time);
+    if (list === undefined) return;
+    const i = list.lastIndexOf(key);
+    if (i >= 0) list.splice(i, 1);
+  }
+
   /** Adds many entries at once, in any order (a restore). */
   addAll(entries: [number, string][]): void {
     entries.sort((a, b) => a[0] - b[0]);
