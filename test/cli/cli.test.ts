@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
@@ -153,7 +153,8 @@ describe('millrace demo', () => {
     const code = await main(['demo', '--rate', '10000', '--duration', '2s'], t.io);
     assert.equal(code, 0, t.stderr());
     const out = t.stdout();
-    assert.match(out, /checkpoints in \S+millrace-demo-/);
+    const checkpoints = /checkpoints in (\S+millrace-demo-\S+)/.exec(out)?.[1];
+    assert.ok(checkpoints !== undefined && !existsSync(checkpoints), 'the temporary checkpoints are removed');
     assert.match(out, /ALERT burst +card-\d+ /, 'the first burst (1 s in) was printed');
     assert.match(out, /Fraud demo finished: \d+ alerts \(/);
     assert.match(out, /per-card spend: [\d,]+ card windows of 10 s closed/);

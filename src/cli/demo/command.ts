@@ -1,4 +1,4 @@
-import { mkdtempSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
@@ -12,11 +12,13 @@ import { StatusLine } from '../status-line.js';
 import type { Alert } from './detector.js';
 import type { WindowSpend } from './spend-job.js';
 
-export const DEMO_USAGE = `Usage: millrace demo [--rate N] [--duration d]
+export const DEMO_USAGE = `Usage: millrace demo [--rate N] [--duration d] [--checkpoint dir]
 
 Runs the fraud-detection demo on a built-in stream of card payments with injected fraud.
-  --rate N        payments per second (default 5000)
-  --duration d    how long to run (default 30s); Ctrl-C stops earlier
+  --rate N          payments per second (default 5000)
+  --duration d      how long to run (default 30s); Ctrl-C stops earlier
+  --checkpoint dir  keep the checkpoints there (a later run resumes from them); by default they go
+                    to a temporary directory removed at the end
 `;
 
 const RULE_COLOUR: Record<Alert['rule'], string> = {
@@ -34,11 +36,13 @@ const RULE_COLOUR: Record<Alert['rule'], string> = {
 export async function demoCommand(args: string[], io: CliIO): Promise<number> {
   let rate: number;
   let durationMs: number;
+  let kept: string | undefined;
   try {
     const { values } = parseArgs({
       args,
-      options: { rate: { type: 'string' }, duration: { type: 'string' } },
+      options: { rate: { type: 'string' }, duration: { type: 'string' }, checkpoint: { type: 'string' } },
     });
+    kept = values.checkpoint;
     rate = Number(values.rate ?? 5000);
     if (!Number.isFinite(rate) || rate <= 0)
       throw new Error(`--rate must be a positive number, got '${values.rate}'`);
@@ -47,6 +51,15 @@ export async function demoCommand(args: string[], io: CliIO): Promise<number> {
     io.err(`millrace demo: ${(e as Error).message}\n\n${DEMO_USAGE}`);
     return ExitCode.USAGE;
   }
+  const checkpoints = kept ?? mkdtempSync(join(tmpdir(), 'millrace-demo-'));
+  try {
+    return await runDemo(rate, durationMs, checkpoints, io);
+  } finally {
+    if (kept === undefined) rmSync(checkpoints, { recursive: true, force: true });
+  }
+}
+
+async function runDemo(rate: number, durationMs: number, checkpoints: string, io: CliIO): Promise<number> {
   const status = new StatusLine(io, io.isTTY);
   const byRule = new Map<string, number>();
   let alerts = 0;
@@ -69,24 +82,20 @@ export async function demoCommand(args: string[], io: CliIO): Promise<number> {
     windows++;
     if (top === undefined || w.spent > top.spent) top = w;
   };
-  const checkpoints = mkdtempSync(join(tmpdir(), 'millrace-demo-'));
   io.out(
     `Fraud demo: ${formatCount(rate)} card payments/s for ${durationMs / 1000} s (Ctrl-C to stop); ` +
       `checkpoints in ${checkpoints}\n`,
   );
-  const start = (job: string, sink: (line: string) => void) =>
-    startQuery(new URL(job, import.meta.url), {
+  const start = (name: string, sink: (line: string) => void) =>
+    startQuery(new URL(`./${name}-job.js`, import.meta.url), {
       params: { rate },
-      checkpointLocation: join(checkpoints, job.replace(/\W|js$/g, '')),
+      checkpointLocation: join(checkpoints, name),
       console: sink,
     });
   let detector: StreamingQuery;
   let spend: StreamingQuery;
   try {
-    [detector, spend] = await Promise.all([
-      start('./fraud-job.js', printAlert),
-      start('./spend-job.js', addSpend),
-    ]);
+    [detector, spend] = await Promise.all([start('fraud', printAlert), start('spend', addSpend)]);
   } catch (e) {
     io.err(`millrace demo: ${describe(e)}\n`);
     return ExitCode.QUERY_FAILED;
