@@ -191,7 +191,9 @@ export class MicroBatchExecution {
     const ends = redo !== null ? redo.ends.map((e) => [...e]) : this.plan(limit, target);
     const hasData = ends.some((e, s) => e.some((end, p) => end > this.committed[s]![p]!));
     const owed = this.watermarked && this.watermark >= this.nextDue;
-    if (!hasData && !owed) return false;
+    // A batch whose offsets are logged runs even without new rows (a real-time run killed after
+    // logging an epoch that brought none): it must commit before the batches after it can run.
+    if (!hasData && !owed && redo === null) return false;
     const run = this.execute(ends);
     this.running = run;
     try {
