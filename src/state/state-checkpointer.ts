@@ -6,6 +6,7 @@ import {
   readStateFile,
   restorePlan,
   STATE_CHUNK_ENTRIES,
+  STATE_FILE_FORMAT,
   type StateFileHeader,
   stateFileName,
 } from '../checkpoint/state-files.js';
@@ -67,7 +68,9 @@ export class StateCheckpointer {
         operatorId: this.operatorId,
         partition: this.partition,
       });
-      this.store.load(content.written, content.removed);
+      // Within a file the keys written and removed are disjoint (see state-files.ts).
+      this.store.loadRemoved(content.removed);
+      for (const chunk of content.chunks) this.store.loadChunk(chunk.keys, chunk.values, chunk.perEntry);
     }
     return files.length;
   }
@@ -82,7 +85,13 @@ export class StateCheckpointer {
     const kind = full ? 'snapshot' : 'changelog';
     this.job = {
       epoch,
-      header: { format: 1, kind, version, operatorId: this.operatorId, partition: this.partition },
+      header: {
+        format: STATE_FILE_FORMAT,
+        kind,
+        version,
+        operatorId: this.operatorId,
+        partition: this.partition,
+      },
       chunks: [],
       removed,
       entries: 0,
@@ -115,10 +124,10 @@ export class StateCheckpointer {
   }
 
   private pack(job: Job): void {
-    const entries = this.store.drainEncoded();
-    if (entries.length === 0) return;
-    job.entries += entries.length;
-    job.chunks.push(packStatePiece(['w', entries]));
+    const chunk = this.store.drainEncoded();
+    if (chunk === null) return;
+    job.entries += chunk.keys.length;
+    job.chunks.push(packStatePiece(['W', chunk.keys, chunk.values]));
   }
 
   /** Encodes what is left at once and starts the file write. */
