@@ -19,7 +19,7 @@ import { verifyChecksum } from './files.js';
  * ```
  *
  * Format 2 writes a chunk's keys as one array and its values as the operator's codec packs them
- * together (`StateCodec.encodeChunk`: the aggregation writes one array per field), instead of one
+ * together (`StateCodec.chunkEncoder`: the aggregation writes one array per field), instead of one
  * `[key, value]` pair per entry: a restore then decodes a few large arrays rather than several
  * small ones per key, which is most of its time (see docs/benchmarks.md, C1). Format 1 files are
  * still read. Within a file, keys written and keys removed are disjoint (a changelog) or nothing is
@@ -56,7 +56,7 @@ export function stateFileName(version: number, kind: StateFileKind): string {
 /**
  * Entries written, as one chunk: their keys, and their values as `perEntry` says — one encoded
  * value per key (`StateCodec.encode`, format 1), or what the codec packed for the whole chunk
- * (`StateCodec.encodeChunk`, format 2; the values array itself for a codec that packs nothing).
+ * (`StateCodec.chunkEncoder`, format 2; the array of encoded values for a codec without one).
  */
 export interface StateChunk {
   readonly keys: string[];

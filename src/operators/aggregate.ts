@@ -323,21 +323,24 @@ export function groupCodec(aggregators: readonly Aggregator[]): StateCodec<Group
       const [keys, start, end, states] = d as [unknown[], number, number, unknown[]];
       return { keys, start, end, states: decodeStates(states) };
     },
-    encodeChunk: (encoded) => {
-      const n = encoded.length;
-      const first = encoded[0] as [unknown[], number, number, unknown[]] | undefined;
-      const keyColumns = (first?.[0] ?? []).map(() => new Array<unknown>(n));
-      const stateColumns = back.map(() => new Array<unknown>(n));
-      const starts = new Array<number>(n);
-      const ends = new Array<number>(n);
-      for (let i = 0; i < n; i++) {
-        const [keys, start, end, states] = encoded[i] as [unknown[], number, number, unknown[]];
-        for (let c = 0; c < keyColumns.length; c++) keyColumns[c]![i] = keys[c];
-        starts[i] = start;
-        ends[i] = end;
-        for (let c = 0; c < stateColumns.length; c++) stateColumns[c]![i] = states[c];
-      }
-      return [keyColumns, starts, ends, stateColumns];
+    chunkEncoder: () => {
+      const keyColumns: unknown[][] = [];
+      const starts: number[] = [];
+      const ends: number[] = [];
+      const stateColumns: unknown[][] = out.map(() => []);
+      return {
+        add: (g) => {
+          // Key values never change; states are copied by their serialize.
+          const keys = g.keys;
+          while (keyColumns.length < keys.length) keyColumns.push([]);
+          for (let c = 0; c < keys.length; c++) keyColumns[c]!.push(keys[c]);
+          starts.push(g.start);
+          ends.push(g.end);
+          const states = g.states;
+          for (let c = 0; c < stateColumns.length; c++) stateColumns[c]!.push(out[c]!(states[c]));
+        },
+        finish: () => [keyColumns, starts, ends, stateColumns],
+      };
     },
     decodeChunk: (data, count) => {
       const [keyColumns, starts, ends, stateColumns] = data as [unknown[][], number[], number[], unknown[][]];
