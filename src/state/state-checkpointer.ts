@@ -30,9 +30,9 @@ interface Job {
 /**
  * Checkpoints at most this many epochs behind the one being encoded: beyond it, the oldest is
  * finished at once (rows wait), so a task whose encoding cannot keep up stops piling up frozen
- * sets — each one costs a lookup per touched key — and durable epochs.
+ * sets — each one costs a lookup or two per touched key — and epochs waiting to commit.
  */
-const MAX_JOBS = 8;
+const MAX_JOBS = 4;
 
 /**
  * Writes one stateful task's state to the checkpoint, off the record path. At the end of each
@@ -129,10 +129,12 @@ export class StateCheckpointer {
   /**
    * Encodes and packs one slice of the oldest job, and packs what the touches encoded for the
    * others (so no job holds many encoded entries unpacked); writes the oldest once it is done.
+   * A slice grows with the jobs waiting, so a checkpoint that fell behind catches up in longer
+   * slices rather than in one stop at MAX_JOBS.
    */
   private encodeSlice(): void {
     const job = this.jobs[0]!;
-    const done = job.freeze.encodeSome(STATE_CHUNK_ENTRIES);
+    const done = job.freeze.encodeSome(STATE_CHUNK_ENTRIES * this.jobs.length);
     for (const j of this.jobs) this.pack(j);
     if (done) this.write(this.jobs.shift()!);
   }
