@@ -5,7 +5,7 @@
  * partition, as the engine runs them), timed by phase and by the thread's CPU.
  *
  *   node dist/native-bench/micro/state-restore.js [--groups N] [--changelogs N] [--runs N]
- *       [--workers N] [--dir DIR] [--keep]
+ *       [--workers N] [--young-mb N] [--dir DIR] [--keep]
  *
  * Defaults: 500 000 groups (one of the two partitions of C1's ≈ 1 M), a snapshot then 6 changelogs
  * of ≈ 95 000 / 2 groups written and as many evicted each (the shape of E3's files).
@@ -36,23 +36,20 @@ const job = defineJob((j) =>
     .outputMode('update'),
 );
 
+/** The windowed count's aggregation, alone: rows are pushed and watermarks given by hand. */
 function operator(): AggregateOperator {
   const plan: AnalyzedPlan = analyze(buildJob(job, {}, 'state-restore'));
   const op = plan.operators.find((o) => o.node.kind === 'aggregate') as PlannedOperator<'aggregate'>;
-  let watermark = Number.NEGATIVE_INFINITY;
   const ctx = {
     badRecord: (_o: unknown, _r: unknown, e: unknown) => {
       throw e;
     },
-    watermark: () => watermark,
+    // No row is late: windows are evicted by onWatermark, called directly.
+    watermark: () => Number.NEGATIVE_INFINITY,
     advanceWatermark: () => {},
     lateRow: () => {},
   };
-  const o = new AggregateOperator(op, { push: () => {} }, ctx, plan);
-  (o as unknown as { setWatermark: (w: number) => void }).setWatermark = (w) => {
-    watermark = w;
-  };
-  return o;
+  return new AggregateOperator(op, { push: () => {} }, ctx, plan);
 }
 
 function arg(name: string, dflt: number): number {
