@@ -217,9 +217,9 @@ export class InMemoryStateStore<V> implements StateStore<V> {
   }
 
   /**
-   * Restores checkpointed entries: a chunk of keys and their values, as {@link drainEncoded} gave
-   * them (`perEntry`: one value per key by `codec.encode`, as format-1 files hold them). Files are
-   * loaded in order (a snapshot, then changelogs); nothing is tracked.
+   * Restores checkpointed entries: a chunk of keys and their values, as {@link StateFreeze.drain}
+   * gave them (`perEntry`: one value per key by `codec.encode`, as format-1 files hold them).
+   * Files are loaded in order (a snapshot, then changelogs); nothing is tracked.
    */
   loadChunk(keys: readonly string[], values: unknown, perEntry: boolean): void {
     const map = this.map;
