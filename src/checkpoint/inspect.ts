@@ -249,7 +249,7 @@ function replayKeys(
       return null;
     }
     for (const k of content.removed) keys.delete(k);
-    for (const [k] of content.written) keys.add(k);
+    for (const chunk of content.chunks) for (const k of chunk.keys) keys.add(k);
   }
   return keys.size;
 }

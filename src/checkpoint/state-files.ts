@@ -11,16 +11,28 @@ import { verifyChecksum } from './files.js';
  * every key. The payload is a sequence of msgpack values (then the checksum trailer):
  *
  * ```
- * { format: 1, kind, version, operatorId, partition }   header
- * ['w', [[key, value], ...]]                             entries, in chunks
+ * { format: 2, kind, version, operatorId, partition }   header
+ * ['W', [key, ...], values]                              entries, in chunks (format 2)
+ * ['w', [[key, value], ...]]                             entries, in chunks (format 1)
  * ['r', [key, ...]]                                      removed keys (changelogs)
  * ['end', entries, removed]                              totals: a file that lost a chunk fails
  * ```
+ *
+ * Format 2 writes a chunk's keys as one array and its values as the operator's codec packs them
+ * together (`StateCodec.chunkEncoder`: the aggregation writes one array per field), instead of one
+ * `[key, value]` pair per entry: a restore then decodes a few large arrays rather than several
+ * small ones per key, which is most of its time (see docs/benchmarks.md, C1). Format 1 files are
+ * still read. Within a file, keys written and keys removed are disjoint (a changelog) or nothing is
+ * removed (a snapshot), and a key written twice (a snapshot's copy on touch) has the same value
+ * both times, so the order of the pieces does not matter.
  */
 export type StateFileKind = 'changelog' | 'snapshot';
 
+/** The format written; {@link readStateFile} reads this and every older one. */
+export const STATE_FILE_FORMAT = 2 as const;
+
 export interface StateFileHeader {
-  readonly format: 1;
+  readonly format: 1 | 2;
   readonly kind: StateFileKind;
   readonly version: number;
   readonly operatorId: number;
@@ -41,11 +53,25 @@ export function stateFileName(version: number, kind: StateFileKind): string {
   return `${version}.${kind}`;
 }
 
+/**
+ * Entries written, as one chunk: their keys, and their values as `perEntry` says — one encoded
+ * value per key (`StateCodec.encode`, format 1), or what the codec packed for the whole chunk
+ * (`StateCodec.chunkEncoder`, format 2; the array of encoded values for a codec without one).
+ */
+export interface StateChunk {
+  readonly keys: string[];
+  readonly values: unknown;
+  readonly perEntry: boolean;
+}
+
 /** What one state file holds. */
 export interface StateFileContent {
   readonly header: StateFileHeader;
-  readonly written: [string, unknown][];
+  /** The chunks of entries written, in file order. */
+  readonly chunks: StateChunk[];
   readonly removed: string[];
+  /** Entries written, over all chunks. */
+  readonly entries: number;
 }
 
 function corrupt(path: string, why: string): MillraceError {
@@ -82,23 +108,37 @@ export function readStateFile(path: string, expect: Omit<StateFileHeader, 'forma
       );
     }
   }
-  const written: [string, unknown][] = [];
+  if (header!.format !== 1 && header!.format !== 2) {
+    throw corrupt(path, `its format ${JSON.stringify(header!.format)} is not one this version reads (1–2)`);
+  }
+  const chunks: StateChunk[] = [];
   const removed: string[] = [];
+  let entries = 0;
   let end: unknown[] | undefined;
   for (let i = 1; i < items.length; i++) {
     const item = items[i] as [string, unknown, unknown];
-    if (item[0] === 'w') for (const e of item[1] as [string, unknown][]) written.push(e);
-    else if (item[0] === 'r') for (const k of item[1] as string[]) removed.push(k);
+    if (item[0] === 'W') {
+      const keys = item[1] as string[];
+      chunks.push({ keys, values: item[2], perEntry: false });
+      entries += keys.length;
+    } else if (item[0] === 'w') {
+      const pairs = item[1] as [string, unknown][];
+      const keys = new Array<string>(pairs.length);
+      const values = new Array<unknown>(pairs.length);
+      for (let j = 0; j < pairs.length; j++) {
+        keys[j] = pairs[j]![0];
+        values[j] = pairs[j]![1];
+      }
+      chunks.push({ keys, values, perEntry: true });
+      entries += keys.length;
+    } else if (item[0] === 'r') for (const k of item[1] as string[]) removed.push(k);
     else if (item[0] === 'end') end = item;
     else throw corrupt(path, `unknown piece '${String(item[0])}'`);
   }
-  if (end === undefined || end[1] !== written.length || end[2] !== removed.length) {
-    throw corrupt(
-      path,
-      `it holds ${written.length} entries and ${removed.length} removals, not what its end says`,
-    );
+  if (end === undefined || end[1] !== entries || end[2] !== removed.length) {
+    throw corrupt(path, `it holds ${entries} entries and ${removed.length} removals, not what its end says`);
   }
-  return { header: header!, written, removed };
+  return { header: header!, chunks, removed, entries };
 }
 
 /** The versions of each kind present in a partition's state directory. */

@@ -84,11 +84,14 @@ export class DedupOperator implements StatefulOperator {
   }
 
   restored(): void {
-    const due: [number, string][] = [];
+    const times: number[] = [];
+    const keys: string[] = [];
     for (const [key, expiry] of this.store.entries()) {
-      if (expiry !== Number.POSITIVE_INFINITY) due.push([expiry as number, key]);
+      if (expiry === Number.POSITIVE_INFINITY) continue;
+      times.push(expiry as number);
+      keys.push(key);
     }
-    this.expiries.addAll(due);
+    this.expiries.addAll(times, keys);
   }
 
   finishBatch(watermark: number): void {

@@ -198,13 +198,15 @@ export class StreamJoinOperator implements TwoInputOperator {
     }
     const seqOf = (b: Buffered) => Number(b.id.slice(1));
     restored.sort((a, b) => seqOf(a) - seqOf(b));
-    const due: [number, string][] = [];
+    const times: number[] = [];
+    const ids: string[] = [];
     for (const entry of restored) {
       this.buffer(entry);
-      due.push([entry.side === LEFT ? entry.t + this.upper : entry.t - this.lower, entry.id]);
+      times.push(entry.side === LEFT ? entry.t + this.upper : entry.t - this.lower);
+      ids.push(entry.id);
       this.seq = Math.max(this.seq, seqOf(entry) + 1);
     }
-    this.evictions.addAll(due);
+    this.evictions.addAll(times, ids);
   }
 
   stateCounters(): StateOperatorCounters {

@@ -215,10 +215,17 @@ export class TransformWithStateOperator implements StatefulOperator {
 
   restored(): void {
     this.wasRestored = true;
-    const timers: [number, string][] = [];
-    for (const [k, x] of this.store.entries())
-      if ('t' in x) for (const t of x.t) timers.push([t, keyTextOf(k)]);
-    this.timers.addAll(timers);
+    const times: number[] = [];
+    const keys: string[] = [];
+    for (const [k, x] of this.store.entries()) {
+      if (!('t' in x)) continue;
+      const text = keyTextOf(k);
+      for (const t of x.t) {
+        times.push(t);
+        keys.push(text);
+      }
+    }
+    this.timers.addAll(times, keys);
     this.scope.scheduleAll();
   }
 

@@ -31,6 +31,41 @@ export interface StateStoreMetrics {
 export interface StateCodec<V> {
   encode(value: V): unknown;
   decode(data: unknown): V;
+  /**
+   * Optional, with {@link decodeChunk}: an encoder that packs a chunk of values into one piece of
+   * checkpoint data — e.g. one array per field instead of one small array per value, which is far
+   * cheaper to write and to decode (fewer objects). Without it a chunk is the array of values
+   * encoded by `encode`.
+   */
+  chunkEncoder?(): StateChunkEncoder<V>;
+  /** The `count` values of a chunk packed by a {@link chunkEncoder}, in order. */
+  decodeChunk?(data: unknown, count: number): V[];
+}
+
+/** Packs the values of one chunk of checkpoint data (see {@link StateCodec.chunkEncoder}). */
+export interface StateChunkEncoder<V> {
+  /** Appends a value, detached: in-place updates of the value afterwards must not change the chunk. */
+  add(value: V): void;
+  /** The chunk of every value added, in order. */
+  finish(): unknown;
+}
+
+/** A chunk as the array of values encoded one by one: the default. */
+class ArrayChunkEncoder<V> implements StateChunkEncoder<V> {
+  private readonly values: unknown[] = [];
+  constructor(private readonly codec: StateCodec<V>) {}
+  add(value: V): void {
+    this.values.push(this.codec.encode(value));
+  }
+  finish(): unknown {
+    return this.values;
+  }
+}
+
+/** Entries encoded for a checkpoint: their keys, and their values as one chunk (see StateCodec). */
+export interface EncodedChunk {
+  readonly keys: string[];
+  readonly values: unknown;
 }
 
 /** Values written while no checkpoint tracks changes. */
@@ -41,10 +76,10 @@ const UNTRACKED = null;
  * characters plus a per-entry size the operator gives for its values.
  *
  * Checkpoints (when enabled with {@link trackChanges}) are taken without stopping the operator:
- * {@link beginCheckpoint} freezes the set of keys to write as it stands at the epoch's end, and
- * {@link encodeSome} encodes them a slice at a time while rows keep arriving. A key of the frozen
- * set that the operator reads before its turn (to update its value in place) is encoded first,
- * with the value it had at the epoch's end — copy on touch.
+ * {@link beginCheckpoint} freezes the set of keys to write as it stands at the epoch's end, and the
+ * returned {@link StateFreeze} encodes them a slice at a time while rows keep arriving. A key of
+ * the frozen set that the operator reads before its turn (to update its value in place) is encoded
+ * first, with the value it had at the epoch's end — copy on touch.
  *
  * A changelog's frozen set is the map of keys written in the epoch. A snapshot's is every key, and
  * copying the map for it would stop the rows for as long as the copy takes (≈ 1 µs a key: ≈ 0.5–1 s
@@ -60,6 +95,11 @@ const UNTRACKED = null;
  * So every key of the epoch's end is encoded with its value then, and no later key is. A key the
  * walk encoded and the operator touches afterwards is encoded a second time, with the same value:
  * the restore sets it twice.
+ *
+ * Several checkpoints may be in progress at once (a snapshot of 1 M keys takes longer than a 1-s
+ * epoch; finishing it at the next epoch's end would stop the rows for seconds). Each freeze keeps
+ * its own touched set or pending map and sees every touch, so each encodes its own epoch's end
+ * whatever the others do: a touch is the first one since *its* freeze, or it is not.
  */
 export class InMemoryStateStore<V> implements StateStore<V> {
   private readonly map = new Map<string, V>();
@@ -68,15 +108,8 @@ export class InMemoryStateStore<V> implements StateStore<V> {
   private updates = 0;
   private removals = 0;
   private keyChars = 0;
-  /** A checkpoint is being encoded: get, put and remove copy on touch. */
-  private freezing = false;
-  /** A changelog being encoded: the keys not encoded yet. */
-  private pending: Map<string, V> | null = null;
-  /** A snapshot being encoded: the keys touched since the epoch's end (see the class comment). */
-  private touched: Set<string> | null = null;
-  /** Walks `pending` (changelog) or the live map (snapshot). */
-  private pendingIterator: IterableIterator<[string, V]> | null = null;
-  private encoded: [string, unknown][] = [];
+  /** Checkpoints being encoded, oldest first: get, put and remove copy on touch for each. */
+  private freezes: StateFreeze<V>[] = [];
 
   /**
    * @param bytesPerValue an estimate of one value's size, for memoryUsedBytes.
@@ -94,12 +127,12 @@ export class InMemoryStateStore<V> implements StateStore<V> {
   }
 
   get(key: string): V | undefined {
-    if (this.freezing) this.detach(key);
+    if (this.freezes.length !== 0) this.detach(key);
     return this.map.get(key);
   }
 
   put(key: string, value: V): void {
-    if (this.freezing) this.detach(key);
+    if (this.freezes.length !== 0) this.detach(key);
     if (!this.map.has(key)) this.keyChars += key.length;
     this.map.set(key, value);
     if (this.written !== null) {
@@ -110,7 +143,7 @@ export class InMemoryStateStore<V> implements StateStore<V> {
   }
 
   remove(key: string): void {
-    if (this.freezing) this.detach(key);
+    if (this.freezes.length !== 0) this.detach(key);
     if (!this.map.delete(key)) return;
     this.keyChars -= key.length;
     if (this.written !== null) {
@@ -141,48 +174,135 @@ export class InMemoryStateStore<V> implements StateStore<V> {
   // --- checkpoints ------------------------------------------------------------------------------
 
   /**
-   * Freezes what the next checkpoint holds: every key (`full`) or the changes since the last one,
-   * and returns the keys removed since the last one (none for a snapshot). The previous checkpoint
-   * must be fully encoded and drained. Changes are tracked from here on.
+   * Freezes what the next checkpoint holds: every key (`full`) or the changes since the last
+   * checkpoint began. Changes are tracked from here on. Checkpoints still being encoded go on:
+   * each freeze encodes its own epoch's end.
    */
-  beginCheckpoint(full: boolean): string[] {
-    if (this.freezing) throw new Error('internal: a state checkpoint is still being encoded');
+  beginCheckpoint(full: boolean): StateFreeze<V> {
     this.trackChanges();
     const removed = full ? [] : [...this.removed!];
-    if (full) {
-      this.touched = new Set();
-      this.pendingIterator = this.map.entries();
-    } else {
-      this.pending = this.written!;
-      this.pendingIterator = this.pending.entries();
-    }
-    this.freezing = true;
+    const freeze = full
+      ? new StateFreeze<V>(this, this.codec, removed, null, new Set(), this.map.entries())
+      : new StateFreeze<V>(this, this.codec, removed, this.written!, null, this.written!.entries());
+    this.freezes.push(freeze);
     this.written = new Map();
     this.removed = new Set();
-    this.encoded = [];
-    return removed;
+    return freeze;
   }
 
-  /** Whether a checkpoint is being encoded. */
-  get checkpointing(): boolean {
-    return this.freezing;
+  /** How many checkpoints are being encoded. */
+  get checkpointing(): number {
+    return this.freezes.length;
+  }
+
+  /** @internal A freeze encoded its last key: touches no longer concern it. */
+  finished(freeze: StateFreeze<V>): void {
+    this.freezes = this.freezes.filter((f) => f !== freeze);
+  }
+
+  /** @internal The live value of a key (a snapshot's copy on touch reads it). */
+  peek(key: string): V | undefined {
+    return this.map.get(key);
+  }
+
+  /** @internal Whether the live map holds a key. */
+  holds(key: string): boolean {
+    return this.map.has(key);
+  }
+
+  /** Copy on touch: the key is about to change, so each freeze encodes its frozen value now. */
+  private detach(key: string): void {
+    const freezes = this.freezes;
+    for (let i = 0; i < freezes.length; i++) freezes[i]!.touch(key);
+  }
+
+  /**
+   * Restores checkpointed entries: a chunk of keys and their values, as {@link StateFreeze.drain}
+   * gave them (`perEntry`: one value per key by `codec.encode`, as format-1 files hold them).
+   * Files are loaded in order (a snapshot, then changelogs); nothing is tracked.
+   */
+  loadChunk(keys: readonly string[], values: unknown, perEntry: boolean): void {
+    const map = this.map;
+    const codec = this.codec;
+    let chars = 0;
+    if (!perEntry && codec.decodeChunk !== undefined) {
+      const decoded = codec.decodeChunk(values, keys.length);
+      for (let i = 0; i < keys.length; i++) {
+        const key = keys[i]!;
+        const size = map.size;
+        map.set(key, decoded[i]!);
+        // A new key grows the map (cheaper than a has() before every set).
+        if (map.size !== size) chars += key.length;
+      }
+    } else {
+      const data = values as unknown[];
+      for (let i = 0; i < keys.length; i++) {
+        const key = keys[i]!;
+        const size = map.size;
+        map.set(key, codec.decode(data[i]));
+        if (map.size !== size) chars += key.length;
+      }
+    }
+    this.keyChars += chars;
+  }
+
+  /** Restores the removal of checkpointed keys (a changelog's). Nothing is tracked. */
+  loadRemoved(keys: Iterable<string>): void {
+    for (const key of keys) {
+      if (this.map.delete(key)) this.keyChars -= key.length;
+    }
+  }
+}
+
+/**
+ * One checkpoint being encoded (see {@link InMemoryStateStore}): its frozen keys, the walk over
+ * them, and the entries encoded and not drained yet.
+ */
+export class StateFreeze<V> {
+  private keys: string[] = [];
+  private values: StateChunkEncoder<V>;
+  private done = false;
+
+  /** @internal Made by {@link InMemoryStateStore.beginCheckpoint}. */
+  constructor(
+    private readonly store: InMemoryStateStore<V>,
+    private readonly codec: StateCodec<V>,
+    /** The keys removed since the previous checkpoint began (none for a snapshot). */
+    readonly removed: readonly string[],
+    /** A changelog: the keys written in its epoch and not encoded yet. */
+    private readonly pending: Map<string, V> | null,
+    /** A snapshot: the keys touched since its epoch's end. */
+    private readonly touched: Set<string> | null,
+    /** Walks `pending` (changelog) or the live map (snapshot). */
+    private readonly walk: IterableIterator<[string, V]>,
+  ) {
+    this.values = this.encoder();
+  }
+
+  private encoder(): StateChunkEncoder<V> {
+    const codec = this.codec;
+    return codec.chunkEncoder === undefined ? new ArrayChunkEncoder(codec) : codec.chunkEncoder();
+  }
+
+  /** Whether every frozen key is encoded. */
+  get encoded(): boolean {
+    return this.done;
   }
 
   /** Encodes up to `budget` frozen entries; returns true once every one is. */
   encodeSome(budget: number): boolean {
-    if (!this.freezing) return true;
-    const out = this.encoded;
-    const it = this.pendingIterator!;
+    if (this.done) return true;
+    const keys = this.keys;
+    const values = this.values;
+    const it = this.walk;
     const pending = this.pending;
     const touched = this.touched;
     // The budget counts entries visited, encoded or not, so a slice stays short.
     for (let n = 0; n < budget; n++) {
       const next = it.next();
       if (next.done) {
-        this.freezing = false;
-        this.pending = null;
-        this.touched = null;
-        this.pendingIterator = null;
+        this.done = true;
+        this.store.finished(this);
         return true;
       }
       const [key, value] = next.value;
@@ -192,45 +312,43 @@ export class InMemoryStateStore<V> implements StateStore<V> {
         // Encoded at its first touch, or created after the epoch's end.
         continue;
       }
-      out.push([key, this.codec.encode(value)]);
+      keys.push(key);
+      values.add(value);
     }
     return false;
   }
 
-  /** The entries encoded since the last call (by {@link encodeSome} or on touch). */
-  drainEncoded(): [string, unknown][] {
-    const out = this.encoded;
-    this.encoded = [];
-    return out;
+  /**
+   * The entries encoded since the last call (by {@link encodeSome} or on touch), their values
+   * packed as one chunk; null when there are none.
+   */
+  drain(): EncodedChunk | null {
+    const keys = this.keys;
+    if (keys.length === 0) return null;
+    const values = this.values.finish();
+    this.keys = [];
+    this.values = this.encoder();
+    return { keys, values };
   }
 
-  /** Copy on touch: the key is about to change, so its frozen value is encoded now. */
-  private detach(key: string): void {
+  /** @internal Copy on touch: `key` is about to change (see the store's class comment). */
+  touch(key: string): void {
     const pending = this.pending;
     if (pending !== null) {
       const value = pending.get(key);
       if (value === undefined && !pending.has(key)) return;
-      this.encoded.push([key, this.codec.encode(value as V)]);
+      this.keys.push(key);
+      this.values.add(value as V);
       pending.delete(key);
       return;
     }
-    // A snapshot (see the class comment): only the first touch since the epoch's end counts.
+    // A snapshot: only the first touch since the epoch's end counts.
     const touched = this.touched!;
     if (touched.has(key)) return;
     touched.add(key);
-    const value = this.map.get(key);
-    if (value === undefined && !this.map.has(key)) return;
-    this.encoded.push([key, this.codec.encode(value as V)]);
-  }
-
-  /** Restores checkpointed entries (a snapshot, then changelogs in order). Nothing is tracked. */
-  load(written: Iterable<[string, unknown]>, removed: Iterable<string>): void {
-    for (const key of removed) {
-      if (this.map.delete(key)) this.keyChars -= key.length;
-    }
-    for (const [key, data] of written) {
-      if (!this.map.has(key)) this.keyChars += key.length;
-      this.map.set(key, this.codec.decode(data));
-    }
+    const value = this.store.peek(key);
+    if (value === undefined && !this.store.holds(key)) return;
+    this.keys.push(key);
+    this.values.add(value as V);
   }
 }

@@ -33,10 +33,26 @@ export class TimeIndex {
     if (i >= 0) list.splice(i, 1);
   }
 
-  /** Adds many entries at once, in any order (a restore). */
-  addAll(entries: [number, string][]): void {
-    entries.sort((a, b) => a[0] - b[0]);
-    for (const [time, key] of entries) this.add(time, key);
+  /**
+   * Adds many entries at once, in any order (a restore): `keys[i]` falls due at `times[i]`. Keys of
+   * one time keep their order, as if added one by one in time order; the times are sorted once (a
+   * state holds few distinct due times and many keys: a sort of every entry costs far more).
+   */
+  addAll(times: readonly number[], keys: readonly string[]): void {
+    const lists = this.keys;
+    let added = false;
+    for (let i = 0; i < times.length; i++) {
+      const time = times[i]!;
+      let list = lists.get(time);
+      if (list === undefined) {
+        list = [];
+        lists.set(time, list);
+        this.times.push(time);
+        added = true;
+      }
+      list.push(keys[i]!);
+    }
+    if (added) this.times.sort((a, b) => a - b);
   }
 
   /** The earliest due time (Infinity when empty). */

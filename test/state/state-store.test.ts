@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import fc from 'fast-check';
-import { InMemoryStateStore } from '../../src/state/state-store.js';
+import { InMemoryStateStore, type StateFreeze } from '../../src/state/state-store.js';
 
 /** A value the operator updates in place, as an aggregation's group is. */
 interface Counter {
@@ -16,6 +16,14 @@ function storeWith(entries: Record<string, number>): InMemoryStateStore<Counter>
   for (const [k, n] of Object.entries(entries)) store.put(k, { n });
   store.trackChanges();
   return store;
+}
+
+/** The encoded entries drained from the store, as [key, encoded value] pairs in order. */
+function drain(freeze: StateFreeze<Counter>): [string, unknown][] {
+  const chunk = freeze.drain();
+  if (chunk === null) return [];
+  const values = chunk.values as unknown[];
+  return chunk.keys.map((k, i) => [k, values[i]]);
 }
 
 /** What a restore from the encoded entries holds: each entry set in order, the last one winning. */
@@ -35,8 +43,9 @@ function increment(store: InMemoryStateStore<Counter>, key: string): void {
 describe('InMemoryStateStore checkpoints', () => {
   it('a snapshot holds every key with its value at the epoch end, whatever the operator does meanwhile', () => {
     const store = storeWith({ a: 1, b: 2, c: 3, d: 4 });
-    assert.deepEqual(store.beginCheckpoint(true), []);
-    assert.equal(store.encodeSome(1), false); // the walk encoded `a`
+    const snapshot = store.beginCheckpoint(true);
+    assert.deepEqual(snapshot.removed, []);
+    assert.equal(snapshot.encodeSome(1), false); // the walk encoded `a`
     increment(store, 'a'); // after its turn: encoded again, with the same value
     increment(store, 'c'); // before its turn: encoded now, with its value at the epoch end
     increment(store, 'c');
@@ -44,9 +53,9 @@ describe('InMemoryStateStore checkpoints', () => {
     increment(store, 'e'); // created after the epoch end: not in the snapshot
     store.remove('d');
     store.put('d', { n: 40 }); // removed and created again: the epoch end's value only
-    assert.equal(store.encodeSome(Number.POSITIVE_INFINITY), true);
-    assert.equal(store.checkpointing, false);
-    assert.deepEqual(replay(store.drainEncoded()), { a: 1, b: 2, c: 3, d: 4 });
+    assert.equal(snapshot.encodeSome(Number.POSITIVE_INFINITY), true);
+    assert.equal(store.checkpointing, 0);
+    assert.deepEqual(replay(drain(snapshot)), { a: 1, b: 2, c: 3, d: 4 });
     // The live state went on.
     assert.deepEqual(Object.fromEntries([...store.entries()].map(([k, v]) => [k, v.n])), {
       a: 2,
@@ -58,16 +67,36 @@ describe('InMemoryStateStore checkpoints', () => {
 
   it('a changelog after a snapshot holds the keys written since, and the keys removed', () => {
     const store = storeWith({ a: 1, b: 2 });
-    store.beginCheckpoint(true);
+    const snapshot = store.beginCheckpoint(true);
     increment(store, 'a');
     store.remove('b');
     increment(store, 'c');
-    store.encodeSome(Number.POSITIVE_INFINITY);
-    store.drainEncoded();
-    assert.deepEqual(store.beginCheckpoint(false), ['b']);
+    snapshot.encodeSome(Number.POSITIVE_INFINITY);
+    drain(snapshot);
+    const changelog = store.beginCheckpoint(false);
+    assert.deepEqual(changelog.removed, ['b']);
     increment(store, 'c'); // after the epoch end: the changelog keeps c = 1
-    store.encodeSome(Number.POSITIVE_INFINITY);
-    assert.deepEqual(replay(store.drainEncoded()), { a: 2, c: 1 });
+    changelog.encodeSome(Number.POSITIVE_INFINITY);
+    assert.deepEqual(replay(drain(changelog)), { a: 2, c: 1 });
+  });
+
+  it('a changelog frozen while the snapshot before it is still encoded: each holds its own epoch end', () => {
+    const store = storeWith({ a: 1, b: 2, c: 3 });
+    const snapshot = store.beginCheckpoint(true);
+    assert.equal(snapshot.encodeSome(1), false); // `a`
+    increment(store, 'b'); // the snapshot keeps b = 2
+    store.remove('c'); // the snapshot keeps c = 3
+    increment(store, 'd');
+    const changelog = store.beginCheckpoint(false); // the next epoch ended: b = 3, d = 1, c removed
+    assert.equal(store.checkpointing, 2);
+    increment(store, 'b'); // the changelog keeps b = 3
+    increment(store, 'a'); // the snapshot encoded a = 1 already; the changelog does not hold a
+    assert.equal(changelog.encodeSome(Number.POSITIVE_INFINITY), true);
+    assert.equal(snapshot.encodeSome(Number.POSITIVE_INFINITY), true);
+    assert.equal(store.checkpointing, 0);
+    assert.deepEqual(replay(drain(snapshot)), { a: 1, b: 2, c: 3 });
+    assert.deepEqual(replay(drain(changelog)), { b: 3, d: 1 });
+    assert.deepEqual(changelog.removed, ['c']);
   });
 
   it('a snapshot restores the state of its epoch end under any interleaving of updates and slices', () => {
@@ -82,19 +111,75 @@ describe('InMemoryStateStore checkpoints', () => {
         fc.array(op, { maxLength: 60 }),
         (initial, ops) => {
           const store = storeWith(initial);
-          store.beginCheckpoint(true);
+          const snapshot = store.beginCheckpoint(true);
           const encoded: [string, unknown][] = [];
           for (const o of ops) {
             if (o.kind === 'increment') increment(store, String(o.key));
             else if (o.kind === 'remove') store.remove(String(o.key));
-            else if (store.checkpointing) store.encodeSome(o.budget);
-            encoded.push(...store.drainEncoded());
+            else snapshot.encodeSome(o.budget);
+            encoded.push(...drain(snapshot));
           }
-          store.encodeSome(Number.POSITIVE_INFINITY);
-          encoded.push(...store.drainEncoded());
+          snapshot.encodeSome(Number.POSITIVE_INFINITY);
+          encoded.push(...drain(snapshot));
           assert.deepEqual(replay(encoded), { ...initial });
         },
       ),
+    );
+  });
+
+  it('checkpoints of consecutive epochs encoded at once replay to each epoch end, under any interleaving', () => {
+    const op = fc.oneof(
+      fc.record({ kind: fc.constant('increment' as const), key: fc.integer({ min: 0, max: 11 }) }),
+      fc.record({ kind: fc.constant('remove' as const), key: fc.integer({ min: 0, max: 11 }) }),
+      fc.record({
+        kind: fc.constant('slice' as const),
+        budget: fc.integer({ min: 1, max: 4 }),
+        which: fc.nat(),
+      }),
+      fc.record({ kind: fc.constant('epochEnd' as const), full: fc.boolean() }),
+    );
+    fc.assert(
+      fc.property(
+        fc.dictionary(fc.integer({ min: 0, max: 11 }).map(String), fc.integer({ min: 1, max: 9 })),
+        fc.array(op, { maxLength: 80 }),
+        (initial, ops) => {
+          const store = storeWith(initial);
+          const live = (): Record<string, number> =>
+            Object.fromEntries([...store.entries()].map(([k, v]) => [k, v.n]));
+          // Each checkpoint with what it encoded and the state at its epoch end.
+          const checkpoints: {
+            freeze: StateFreeze<Counter>;
+            full: boolean;
+            encoded: [string, unknown][];
+            expected: Record<string, number>;
+          }[] = [];
+          const begin = (full: boolean) =>
+            checkpoints.push({ freeze: store.beginCheckpoint(full), full, encoded: [], expected: live() });
+          begin(true);
+          for (const o of ops) {
+            if (o.kind === 'increment') increment(store, String(o.key));
+            else if (o.kind === 'remove') store.remove(String(o.key));
+            else if (o.kind === 'slice')
+              checkpoints[o.which % checkpoints.length]!.freeze.encodeSome(o.budget);
+            else begin(o.full);
+            for (const c of checkpoints) c.encoded.push(...drain(c.freeze));
+          }
+          for (const c of checkpoints) {
+            c.freeze.encodeSome(Number.POSITIVE_INFINITY);
+            c.encoded.push(...drain(c.freeze));
+          }
+          assert.equal(store.checkpointing, 0);
+          // A restore of each epoch: the newest snapshot at or before it, then the changelogs after.
+          let state: Record<string, number> = {};
+          for (const c of checkpoints) {
+            if (c.full) state = {};
+            for (const k of c.freeze.removed) delete state[k];
+            state = { ...state, ...replay(c.encoded) };
+            assert.deepEqual(state, c.expected);
+          }
+        },
+      ),
+      { numRuns: 300 },
     );
   });
 });

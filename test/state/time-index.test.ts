@@ -32,11 +32,7 @@ describe('the time index', () => {
 
   it('sorts a restore given in any order', () => {
     const index = new TimeIndex();
-    index.addAll([
-      [5, 'x'],
-      [1, 'y'],
-      [3, 'z'],
-    ]);
-    assert.deepEqual(due(index, Number.POSITIVE_INFINITY), ['y@1', 'z@3', 'x@5']);
+    index.addAll([5, 1, 3, 1], ['x', 'y', 'z', 'y2']);
+    assert.deepEqual(due(index, Number.POSITIVE_INFINITY), ['y@1', 'y2@1', 'z@3', 'x@5']);
   });
 });

@@ -247,7 +247,7 @@ async function countKeys(files: readonly RestoreFile[]): Promise<number | null> 
         partition: f.partition,
       });
       for (const k of content.removed) keys.delete(k);
-      for (const [k] of content.written) keys.add(k);
+      for (const chunk of content.chunks) for (const k of chunk.keys) keys.add(k);
       // Let the event loop breathe between files (each is up to ≈ 0.5 M entries).
       await sleep(0);
     }

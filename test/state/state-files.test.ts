@@ -1,0 +1,193 @@
+import assert from 'node:assert/strict';
+import { mkdirSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, it } from 'node:test';
+import fc from 'fast-check';
+import { agg } from '../../src/api/aggregates.js';
+import { writeChunksAtomic } from '../../src/checkpoint/files.js';
+import { packStatePiece, readStateFile, stateFileName } from '../../src/checkpoint/state-files.js';
+import { groupCodec } from '../../src/operators/aggregate.js';
+import { StateCheckpointer } from '../../src/state/state-checkpointer.js';
+import { InMemoryStateStore, type StateCodec } from '../../src/state/state-store.js';
+import { tempDirs } from '../fixtures/temp-dirs.js';
+
+const tempDir = tempDirs('millrace-state-files');
+
+/** An aggregation's group, as the operator keeps it. */
+interface Group {
+  keys: unknown[];
+  start: number;
+  end: number;
+  states: unknown[];
+}
+
+/** A count and an average (a state the codec must copy): two key columns, two state columns. */
+const codec = groupCodec([agg.count().aggregator, agg.avg('amount').aggregator]) as StateCodec<Group>;
+
+function group(card: number, start: number, n: number): Group {
+  return {
+    keys: [`card-${card}`, card % 3 === 0 ? null : card],
+    start,
+    end: start + 1000,
+    states: [n, [n * 1.5, n]],
+  };
+}
+
+/** The store's content, in a form that compares whatever the insertion order. */
+function contentOf(store: InMemoryStateStore<Group>): Record<string, Group> {
+  return Object.fromEntries([...store.entries()].sort(([a], [b]) => (a < b ? -1 : 1)));
+}
+
+/** Runs the checkpointer's epoch end and waits until its file is durable (slices run meanwhile). */
+async function endEpoch(cp: StateCheckpointer, durable: number[], epoch: number): Promise<void> {
+  cp.epochEnded(epoch);
+  while (!durable.includes(epoch)) await new Promise((r) => setImmediate(r));
+}
+
+function restore(dir: string, version: number): InMemoryStateStore<Group> {
+  const store = new InMemoryStateStore<Group>(64, codec);
+  new StateCheckpointer(store as InMemoryStateStore<unknown>, dir, 7, 1, 3, {
+    durable: () => {},
+    failed: (e) => {
+      throw e;
+    },
+  }).restore(version);
+  return store;
+}
+
+describe('state files', () => {
+  it('the group codec packs a chunk as columns and decodes it to equal groups', () => {
+    const groups = [group(1, 1_764_000_000_000, 3), group(3, 0, 1), group(-2, -1000, 0)];
+    const encoder = codec.chunkEncoder!();
+    for (const g of groups) encoder.add(g);
+    const packed = encoder.finish();
+    // Detached: the groups change in place afterwards.
+    groups[0]!.states[0] = 99;
+    (groups[0]!.states[1] as number[])[0] = 99;
+    assert.deepEqual(packed, [
+      [
+        ['card-1', 'card-3', 'card--2'],
+        [1, null, -2],
+      ],
+      [1_764_000_000_000, 0, -1000],
+      [1_764_000_001_000, 1000, 0],
+      [
+        [3, 1, 0],
+        [
+          [4.5, 3],
+          [1.5, 1],
+          [0, 0],
+        ],
+      ],
+    ]);
+    groups[0]!.states = [3, [4.5, 3]];
+    assert.deepEqual(codec.decodeChunk!(packed, 3), groups);
+    assert.deepEqual(codec.decodeChunk!(codec.chunkEncoder!().finish(), 0), []);
+  });
+
+  it('every version restores to the state of its epoch end: snapshots, changelogs, removals and re-creations in order', async () => {
+    const ops = fc.array(
+      fc.array(
+        fc.record({
+          card: fc.integer({ min: 0, max: 30 }),
+          remove: fc.boolean(),
+          start: fc.constantFrom(0, 1000),
+        }),
+        { maxLength: 25 },
+      ),
+      { minLength: 1, maxLength: 8 },
+    );
+    await fc.assert(
+      fc.asyncProperty(ops, async (epochs) => {
+        const dir = tempDir();
+        const store = new InMemoryStateStore<Group>(64, codec);
+        const durable: number[] = [];
+        const cp = new StateCheckpointer(store as InMemoryStateStore<unknown>, dir, 7, 1, 3, {
+          durable: (e) => durable.push(e),
+          failed: (e) => {
+            throw e;
+          },
+        });
+        const expected: Record<string, Group>[] = [];
+        for (const [epoch, updates] of epochs.entries()) {
+          for (const u of updates) {
+            const key = `s${u.start}|card-${u.card}`;
+            if (u.remove) {
+              store.remove(key);
+              continue;
+            }
+            // The operator's update: in place, then marked written.
+            const g = store.get(key) ?? group(u.card, u.start, 0);
+            g.states[0] = (g.states[0] as number) + 1;
+            (g.states[1] as number[])[0]! += 2;
+            (g.states[1] as number[])[1]!++;
+            store.put(key, g);
+          }
+          expected.push(structuredClone(contentOf(store)));
+          await endEpoch(cp, durable, epoch);
+        }
+        await cp.settle();
+        // Version v is the state at the end of epoch v − 1; version 3 and 6 are snapshots.
+        for (let v = 1; v <= epochs.length; v++)
+          assert.deepEqual(contentOf(restore(dir, v)), expected[v - 1]);
+      }),
+      { numRuns: 40 },
+    );
+  });
+
+  it('files of format 1 (one [key, value] pair per entry) still restore', async () => {
+    const dir = tempDir();
+    const stateDir = join(dir, 'state', '7', '1');
+    mkdirSync(stateDir, { recursive: true });
+    const header = (version: number, kind: 'snapshot' | 'changelog') => ({
+      format: 1,
+      kind,
+      version,
+      operatorId: 7,
+      partition: 1,
+    });
+    const a = group(1, 0, 2);
+    const b = group(2, 0, 5);
+    const c = group(3, 1000, 1);
+    await writeChunksAtomic(join(stateDir, stateFileName(3, 'snapshot')), [
+      packStatePiece(header(3, 'snapshot')),
+      packStatePiece([
+        'w',
+        [
+          ['a', codec.encode(a)],
+          ['b', codec.encode(b)],
+        ],
+      ]),
+      packStatePiece(['end', 2, 0]),
+    ]);
+    await writeChunksAtomic(join(stateDir, stateFileName(4, 'changelog')), [
+      packStatePiece(header(4, 'changelog')),
+      packStatePiece(['w', [['c', codec.encode(c)]]]),
+      packStatePiece(['r', ['a']]),
+      packStatePiece(['end', 1, 1]),
+    ]);
+    assert.deepEqual(contentOf(restore(dir, 3)), { a, b });
+    assert.deepEqual(contentOf(restore(dir, 4)), { b, c });
+    const content = readStateFile(join(stateDir, stateFileName(4, 'changelog')), {
+      kind: 'changelog',
+      version: 4,
+      operatorId: 7,
+      partition: 1,
+    });
+    assert.equal(content.header.format, 1);
+    assert.deepEqual(content.chunks[0]!.keys, ['c']);
+  });
+
+  it('a file of a format this version does not know is refused, naming the file', async () => {
+    const dir = tempDir();
+    const path = join(dir, stateFileName(1, 'changelog'));
+    await writeChunksAtomic(path, [
+      packStatePiece({ format: 9, kind: 'changelog', version: 1, operatorId: 7, partition: 1 }),
+      packStatePiece(['end', 0, 0]),
+    ]);
+    assert.throws(
+      () => readStateFile(path, { kind: 'changelog', version: 1, operatorId: 7, partition: 1 }),
+      (e: Error) => e.message.includes(path) && e.message.includes('format 9'),
+    );
+  });
+});
