@@ -2,8 +2,8 @@ import type { AnalyzedPlan, PlannedOperator, WatermarkInput } from '../plan/anal
 import { rowKey } from '../plan/physical.js';
 import { InMemoryStateStore } from '../state/state-store.js';
 import { TimeIndex } from '../state/time-index.js';
-import { toEventTime } from '../util/event-time.js';
 import type { OperatorContext, RowSink, StatefulOperator, StateOperatorCounters } from './contract.js';
+import { rowTime } from './row-time.js';
 
 /**
  * `dropDuplicates(columns)` and `dropDuplicatesWithinWatermark(columns)`: the first row of each key
@@ -45,18 +45,8 @@ export class DedupOperator implements StatefulOperator {
     let expiry = Number.POSITIVE_INFINITY;
     const et = this.eventTime;
     if (et !== null) {
-      const raw = (row as Record<string, unknown> | null)?.[et.column];
-      const t = raw == null ? Number.NaN : toEventTime(raw);
-      if (Number.isNaN(t)) {
-        this.ctx.badRecord(
-          this.op,
-          row,
-          new TypeError(
-            `event time column '${et.column}' holds ${JSON.stringify(raw)}: expected ms since the epoch or a Date`,
-          ),
-        );
-        return;
-      }
+      const t = rowTime(row, et.column, this.op, this.ctx, 'event time');
+      if (Number.isNaN(t)) return;
       if (t <= this.ctx.watermark()) {
         this.dropped++;
         this.ctx.lateRow(this.op, row);

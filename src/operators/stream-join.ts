@@ -1,9 +1,9 @@
 import type { PlannedOperator } from '../plan/analyze.js';
 import { InMemoryStateStore, type StateCodec } from '../state/state-store.js';
 import { TimeIndex } from '../state/time-index.js';
-import { toEventTime } from '../util/event-time.js';
 import type { OperatorContext, RowSink, StateOperatorCounters, TwoInputOperator } from './contract.js';
 import { JoinEmitter, joinKeyOf } from './join-rows.js';
+import { rowTime } from './row-time.js';
 
 const LEFT = 0;
 const RIGHT = 1;
@@ -97,18 +97,8 @@ export class StreamJoinOperator implements TwoInputOperator {
   /** @internal A row of one side. */
   add(side: Side, row: unknown): void {
     const column = this.columns[side];
-    const raw = (row as Record<string, unknown> | null)?.[column];
-    const t = raw == null ? Number.NaN : toEventTime(raw);
-    if (Number.isNaN(t)) {
-      this.ctx.badRecord(
-        this.op,
-        row,
-        new TypeError(
-          `join time column '${column}' holds ${JSON.stringify(raw)}: expected ms since the epoch or a Date`,
-        ),
-      );
-      return;
-    }
+    const t = rowTime(row, column, this.op, this.ctx, 'join time');
+    if (Number.isNaN(t)) return;
     const watermark = this.ctx.watermark();
     if (t <= watermark) {
       this.dropped++;

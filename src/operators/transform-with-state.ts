@@ -13,7 +13,6 @@ import type { AnalyzedPlan, PlannedOperator } from '../plan/analyze.js';
 import { partitionOf, stableHash } from '../runtime/partitioner.js';
 import { InMemoryStateStore } from '../state/state-store.js';
 import { TimeIndex } from '../state/time-index.js';
-import { toEventTime } from '../util/event-time.js';
 import type { OperatorContext, RowSink, StatefulOperator, StateOperatorCounters } from './contract.js';
 import {
   entryCodec,
@@ -27,6 +26,7 @@ import {
   type TimerEntry,
   ValueStateImpl,
 } from './processor-state.js';
+import { rowTime } from './row-time.js';
 
 class Times implements TimerValues, ExpiredTimer {
   constructor(
@@ -142,18 +142,8 @@ export class TransformWithStateOperator implements StatefulOperator {
   }
 
   private isLate(row: unknown, column: string): boolean {
-    const raw = (row as Record<string, unknown> | null)?.[column];
-    const t = raw == null ? Number.NaN : toEventTime(raw);
-    if (Number.isNaN(t)) {
-      this.ctx.badRecord(
-        this.op,
-        row,
-        new TypeError(
-          `event time column '${column}' holds ${JSON.stringify(raw)}: expected ms since the epoch or a Date`,
-        ),
-      );
-      return true;
-    }
+    const t = rowTime(row, column, this.op, this.ctx, 'event time');
+    if (Number.isNaN(t)) return true;
     if (t > this.ctx.watermark()) return false;
     this.dropped++;
     this.ctx.lateRow(this.op, row);
