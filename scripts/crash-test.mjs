@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 // Kills the crash job with SIGKILL hundreds of times and checks its output is exactly-once.
-// Usage: npm run crash-test -- [--kills 300] [--trigger realTime|processingTime] [--query windows|rows]
+// Usage: npm run crash-test -- [--kills 300] [--trigger realTime|processingTime] [--query windows|rows|state]
 //        [--seed N] [--max-run-ms 3000] [--keep]  (--keep leaves the run's directories behind)
 import { parseArgs } from 'node:util';
 import { crashTest } from '../dist/test/crash/harness.js';

@@ -19,7 +19,7 @@ export interface CrashTestOptions {
   readonly kills: number;
   readonly trigger: 'realTime' | 'processingTime';
   /** `windows`: a windowed count in append mode (stateful); `rows`: events passed through. */
-  readonly query: 'windows' | 'rows';
+  readonly query: 'windows' | 'rows' | 'state';
   /** Seeds the kill moments (the same seed, the same schedule of kills and files). */
   readonly seed: number;
   /** Input files written over the killed runs, and rows in each. */
@@ -83,6 +83,17 @@ function counts(rows: readonly unknown[]): Map<string, number> {
 /** What the query must have written, computed in one pass over every event. */
 function expected(query: CrashTestOptions['query'], events: readonly Event[]): unknown[] {
   if (query === 'rows') return [...events];
+  if (query === 'state') {
+    // Each key's running count and sum, one row per event (the events come in order).
+    const running = new Map<string, { n: number; total: number }>();
+    return events.map((e) => {
+      const r = running.get(e.k) ?? { n: 0, total: 0 };
+      r.n++;
+      r.total += e.v;
+      running.set(e.k, r);
+      return { k: e.k, n: r.n, total: r.total };
+    });
+  }
   const groups = new Map<
     string,
     { k: string; window: { start: number; end: number }; n: number; total: number }
