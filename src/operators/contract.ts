@@ -74,6 +74,8 @@ export interface StatefulOperator extends RowSink {
   start?(): void;
   /** Real-time mode: the processing time at which an idle tick has work (Infinity: never). */
   nextTimerDue?(): number;
+  /** Micro-batch mode: the earliest processing time at which a batch without data has work. */
+  processingTimerDue?(): number;
   /** Real-time mode: an idle tick at processing time `now`. */
   tick?(now: number): void;
   /** Real-time mode: every input ended; the last rows may go out. */

@@ -182,6 +182,10 @@ export class TransformWithStateOperator implements StatefulOperator {
     return this.timers.first();
   }
 
+  processingTimerDue(): number {
+    return this.node.timeMode === 'processingTime' ? this.timers.first() : Number.POSITIVE_INFINITY;
+  }
+
   /** An idle tick of the task (see nextTimerDue). */
   tick(now: number): void {
     if (now >= this.nextTimerDue()) this.fireTimers(now, now);

@@ -111,7 +111,9 @@ describe('named sources (sourceEvolution: true, offset log v2)', () => {
       { a: [order('a2')] },
       { ...evolving, continueFrom: first },
     );
-    assert.deepEqual(ids(second.sink('out').rows()), ['a1', 'b1', 'a2']);
+    const rows = ids(second.sink('out').rows());
+    // a1 and b1 come from two sources of one run: in either order.
+    assert.deepEqual([...rows.slice(0, 2).sort(), rows[2]], ['a1', 'b1', 'a2']);
     const metadata = await metadataOf(dir);
     assert.deepEqual(metadata.retiredSources, ['b']);
     assert.deepEqual(

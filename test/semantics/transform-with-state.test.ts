@@ -178,7 +178,7 @@ describe('transformWithState timers', () => {
     );
   });
 
-  it('processing-time timers fire at the first batch due in micro-batch mode', async () => {
+  it('fires processing-time timers after the rows of a batch, or in a batch without data (micro-batch)', async () => {
     const q = await startQuery(job, {
       params: { case: 'inactivity', trigger: 'microBatch' },
       clock: 'manual',
@@ -190,12 +190,16 @@ describe('transformWithState timers', () => {
       q.clock.advance(10_000);
       src.addData([ev('bob')]);
       await q.processAllAvailable();
+      q.clock.advance(9_999);
+      await q.processAllAvailable();
+      q.clock.advance(1); // bob's timer is due: a batch without data runs for it
+      await q.processAllAvailable();
       assert.deepEqual(
         q
           .sink<Out>('out')
           .epochs()
           .map((e) => e.rows.map((r) => `${r.kind}:${r.user}`)),
-        [['row:ann'], ['row:bob', 'timer:ann']],
+        [['row:ann'], ['row:bob', 'timer:ann'], ['timer:bob']],
       );
     } finally {
       await q.stop();

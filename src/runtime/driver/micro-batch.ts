@@ -16,6 +16,8 @@ export interface StateReport {
   readonly inputs: readonly number[];
   /** The earliest watermark at which the task's state would emit or evict (Infinity: never). */
   readonly nextDue: number;
+  /** The earliest processing time at which a timer of the task falls due (Infinity: none). */
+  readonly nextTimerDue?: number;
 }
 
 /** What the micro-batch executor needs from the runtime that hosts it. */
@@ -55,6 +57,8 @@ export class MicroBatchExecution {
   private running: Promise<boolean> | null = null;
   private watermark = Number.NEGATIVE_INFINITY;
   private nextDue = Number.POSITIVE_INFINITY;
+  /** The earliest processing-time timer of any task (a batch without data fires it). */
+  private nextTimerDue = Number.POSITIVE_INFINITY;
   private stopped = false;
   private tickPending = false;
   private cancelWake: (() => void) | undefined;
@@ -152,9 +156,9 @@ export class MicroBatchExecution {
     });
   }
 
-  /** Interval 0 with generated sources: come back when their next row is due. */
+  /** Interval 0: come back when a generated source's next row, or a processing-time timer, is due. */
   private wakeWhenDue(): void {
-    let due = Number.POSITIVE_INFINITY;
+    let due = this.nextTimerDue;
     for (const [s, schedule] of this.schedules.entries()) {
       if (schedule === null) continue;
       for (const offset of this.committed[s]!) due = Math.min(due, schedule.dueTime(offset));
@@ -190,7 +194,8 @@ export class MicroBatchExecution {
     this.redo = null;
     const ends = redo !== null ? redo.ends.map((e) => [...e]) : this.plan(limit, target);
     const hasData = ends.some((e, s) => e.some((end, p) => end > this.committed[s]![p]!));
-    const owed = this.watermarked && this.watermark >= this.nextDue;
+    const owed =
+      (this.watermarked && this.watermark >= this.nextDue) || this.host.clock.now() >= this.nextTimerDue;
     // A batch whose offsets are logged runs even without new rows (a real-time run killed after
     // logging an epoch that brought none): it must commit before the batches after it can run.
     if (!hasData && !owed && redo === null) return false;
@@ -227,6 +232,7 @@ export class MicroBatchExecution {
     if (reports.length > 0) {
       this.watermark = Math.max(this.watermark, ...reports.map((r) => r.watermark));
       this.nextDue = Math.min(...reports.map((r) => r.nextDue));
+      this.nextTimerDue = Math.min(...reports.map((r) => r.nextTimerDue ?? Number.POSITIVE_INFINITY));
     }
     await this.host.batchProgress(epoch, startedAt, performance.now() - t0);
     return true;

@@ -445,6 +445,7 @@ export class Task implements OperatorContext, SinkTask {
         partition: this.partition,
         watermark: next,
         nextDue: stateful.nextDue(),
+        nextTimerDue: stateful.processingTimerDue?.() ?? Number.POSITIVE_INFINITY,
         inputs: this.watermarks.values(),
       },
       this.index,
