@@ -1,6 +1,5 @@
-import { defineJob, sources } from '../../index.js';
-import { CardPaymentStream, type Payment } from '../demo/card-payments.js';
-import { detectFraud } from '../demo/fraud-pipeline.js';
+import { defineJob } from '../../index.js';
+import { detectFraud, readPayments } from '../demo/fraud-pipeline.js';
 import { FraudVerdicts } from './fraud-verdicts.js';
 import { blackholeSink, probedGenerate } from './job-probes.js';
 
@@ -20,15 +19,7 @@ export default defineJob((job) => {
   const partitions = job.param('partitions', 2);
   const spinMicros = job.param('spinMicros', -1);
   const clockChannel = job.param('clockChannel', '');
-  const payments = new CardPaymentStream(rate, partitions);
-  const source = job.readStream(
-    sources.generator<Payment>({
-      name: 'payments',
-      rowsPerSecond: rate,
-      partitions,
-      generate: probedGenerate(clockChannel, payments.generate),
-    }),
-  );
+  const source = readPayments(job, rate, partitions, (g) => probedGenerate(clockChannel, g));
   const writer = detectFraud(source, () => new FraudVerdicts())
     .writeStream(blackholeSink(clockChannel))
     .queryName('bench-fraud')

@@ -1,9 +1,8 @@
 import { defineJob } from '../../api/job.js';
 import { Trigger } from '../../api/trigger.js';
-import { sinks, sources } from '../../connectors/index.js';
-import { CardPaymentStream, type Payment } from './card-payments.js';
+import { sinks } from '../../connectors/index.js';
 import { FraudDetector } from './detector.js';
-import { detectFraud } from './fraud-pipeline.js';
+import { detectFraud, readPayments } from './fraud-pipeline.js';
 
 export type { Alert } from './detector.js';
 
@@ -19,15 +18,7 @@ export type { Alert } from './detector.js';
 export default defineJob((job) => {
   const rate = job.param('rate', 5000);
   const partitions = job.param('partitions', 2);
-  const payments = new CardPaymentStream(rate, partitions);
-  const source = job.readStream(
-    sources.generator<Payment>({
-      name: 'payments',
-      rowsPerSecond: rate,
-      partitions,
-      generate: payments.generate,
-    }),
-  );
+  const source = readPayments(job, rate, partitions);
   return detectFraud(source, new FraudDetector())
     .writeStream(sinks.console({ format: 'json' }))
     .queryName('fraud-demo')

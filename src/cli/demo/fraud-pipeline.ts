@@ -1,14 +1,43 @@
 import { udf } from '../../api/expressions.js';
+import type { JobContext } from '../../api/job.js';
 import { statics } from '../../api/join.js';
 import type { ProcessorSource } from '../../api/stateful-processor.js';
 import type { Stream } from '../../api/stream.js';
-import { type MerchantRisk, merchantRiskTable, type Payment, usualSpend } from './card-payments.js';
+import { sources } from '../../connectors/index.js';
+import {
+  CardPaymentStream,
+  type MerchantRisk,
+  merchantRiskTable,
+  type Payment,
+  usualSpend,
+} from './card-payments.js';
 import type { ScoredPayment } from './detector.js';
 
 /**
  * The stages of the fraud demo's detector query, shared with the benchmarks that measure it
  * (`millrace bench fraud`, `millrace bench stream-static-join`), so that both run the same plan.
  */
+
+/**
+ * The demo's generated payments with injected fraud (card-payments.ts), `rate` a second over
+ * `partitions` generator partitions; `wrap` may wrap the generator (a benchmark's clock probe).
+ */
+export function readPayments(
+  job: JobContext,
+  rate: number,
+  partitions: number,
+  wrap: (generate: CardPaymentStream['generate']) => CardPaymentStream['generate'] = (g) => g,
+): Stream<Payment> {
+  const payments = new CardPaymentStream(rate, partitions);
+  return job.readStream(
+    sources.generator<Payment>({
+      name: 'payments',
+      rowsPerSecond: rate,
+      partitions,
+      generate: wrap(payments.generate),
+    }),
+  );
+}
 
 /** A payment with its merchant's risk level and category (absent for a merchant the table lacks). */
 export type PaymentWithMerchant = Payment & Partial<Omit<MerchantRisk, 'merchant'>>;

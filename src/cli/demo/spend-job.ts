@@ -2,8 +2,8 @@ import { agg } from '../../api/aggregates.js';
 import { defineJob } from '../../api/job.js';
 import { Trigger } from '../../api/trigger.js';
 import { window } from '../../api/window.js';
-import { sinks, sources } from '../../connectors/index.js';
-import { CardPaymentStream, type Payment } from './card-payments.js';
+import { sinks } from '../../connectors/index.js';
+import { readPayments } from './fraud-pipeline.js';
 
 /** One card's spend in one window, as the demo's second query emits it. */
 export interface WindowSpend {
@@ -21,16 +21,7 @@ export interface WindowSpend {
 export default defineJob((job) => {
   const rate = job.param('rate', 5000);
   const partitions = job.param('partitions', 2);
-  const payments = new CardPaymentStream(rate, partitions);
-  return job
-    .readStream(
-      sources.generator<Payment>({
-        name: 'payments',
-        rowsPerSecond: rate,
-        partitions,
-        generate: payments.generate,
-      }),
-    )
+  return readPayments(job, rate, partitions)
     .withWatermark('ts', '2 seconds')
     .groupBy(window('ts', '10 seconds'), 'cardId')
     .agg({ spent: agg.sum('amount'), payments: agg.count() })

@@ -3,12 +3,12 @@ import { GeneratorSchedule } from '../../connectors/generator/reader.js';
 import type { GeneratorSourceSpec } from '../../connectors/spec.js';
 import { ErrorCode, MillraceError, type SerializedError, serializeError } from '../../errors.js';
 import type { OperatorContext, OperatorRef, RowSink, StatefulOperator } from '../../operators/contract.js';
-import { buildChain, hasTwoInputs, isStateful } from '../../operators/index.js';
+import { buildChain, isStateful } from '../../operators/index.js';
 import type { StaticIndex } from '../../operators/static-table.js';
 import { type EventTimeStats, WatermarkOperator } from '../../operators/watermark.js';
 import type { AnalyzedPlan, PlannedOperator } from '../../plan/analyze.js';
-import { type PhysicalPlan, type StagePlan, watermarksCarried } from '../../plan/physical.js';
-import { StateCheckpointer } from '../../state/state-checkpointer.js';
+import type { PhysicalPlan, StagePlan } from '../../plan/physical.js';
+import type { StateCheckpointer } from '../../state/state-checkpointer.js';
 import { FrameKind, frameKindName } from '../channel/frame-kind.js';
 import { TAG_KIND_MASK, tagArg } from '../channel/ring-layout.js';
 import { RingConsumer, RingProducer } from '../channel/spsc-ring.js';
@@ -21,7 +21,8 @@ import { ShuffleOutput } from './shuffle-output.js';
 import { createSinkRuntime } from './sink-factory.js';
 import { SinkOutput, type SinkTask } from './sink-output.js';
 import type { TaskOutput } from './task-output.js';
-import { WatermarkTracker } from './watermark-tracker.js';
+import { openStateCheckpointer, wireInputs } from './task-wiring.js';
+import type { WatermarkTracker } from './watermark-tracker.js';
 
 /** Frames (or generated rows) a task handles per step before the host moves to its next task. */
 const STEP_BUDGET = 256;
@@ -65,7 +66,8 @@ export class Task implements OperatorContext, SinkTask {
   private readonly output: TaskOutput;
   private readonly head: RowSink;
   /** Where the rows of each input channel go: the head, or a two-input operator's side. */
-  private readonly heads: RowSink[] = [];
+  /** Per input channel, where its rows go (the chain's head, or a side of a two-input operator). */
+  private readonly heads: RowSink[];
   /** The stage's stateful operator, when it has one (it heads the chain). */
   private readonly stateful: StatefulOperator | null;
   /** The stateful operator has work on idle ticks (timers fired by the wall clock). */
@@ -118,39 +120,19 @@ export class Task implements OperatorContext, SinkTask {
     this.head = ops[0] ?? this.output;
     this.stateful = ops[0] !== undefined && isStateful(ops[0]) ? ops[0] : null;
     this.ticking = this.stateful?.tick !== undefined && !host.microBatch;
-    // Channels come in stage-input order (wiring.ts): a source input has one, a shuffle input one
-    // per upstream partition.
-    const sides = this.stateful !== null && hasTwoInputs(this.stateful) ? this.stateful.inputs : null;
-    const carriers: number[][] = plan.watermarks.map(() => []);
-    for (const [i, input] of stage.inputs.entries()) {
-      const rings = input.kind === 'source' ? 1 : physical.stages[input.fromStage]!.partitions;
-      // Markers a producer relays (its watermark operators' are its own partition's: they combine by max).
-      const from = input.kind === 'source' ? null : physical.stages[input.fromStage]!;
-      const carried =
-        from === null
-          ? []
-          : [...watermarksCarried(plan, physical, from.id)].filter(
-              (w) => !from.chain.some((op) => op.id === plan.watermarks[w]!.operatorId),
-            );
-      for (let r = 0; r < rings; r++) {
-        for (const w of carried) carriers[w]!.push(this.heads.length);
-        this.heads.push(sides?.[i] ?? this.head);
-      }
-    }
+    ({ heads: this.heads, watermarks: this.watermarks } = wireInputs(
+      plan,
+      physical,
+      stage,
+      this.head,
+      this.stateful,
+      host,
+    ));
     this.watermarkOps = ops.filter((o): o is WatermarkOperator => o instanceof WatermarkOperator);
-    const statefulId = this.stateful === null ? -1 : stage.chain[0]!.id;
-    this.watermarks = new WatermarkTracker(
-      plan.watermarks.length,
-      statefulId < 0 ? [] : plan.watermarksAbove[statefulId]!,
-      host.multipleWatermarkPolicy,
-      host.microBatch,
-      plan.watermarks.map((w) => w.idleTimeoutMs),
-      carriers,
-      this.heads.length,
-    );
-    this.watermarks.restore(host.initialWatermarks);
     if (this.stateful !== null && host.state !== null) {
-      this.checkpointer = this.stateCheckpointer(this.stateful, statefulId, host.state);
+      this.checkpointer = openStateCheckpointer(this.stateful, stage.chain[0]!.id, this, host, (e) => {
+        this.stateError = e;
+      });
     }
     this.stateful?.start?.();
     this.sourceOffset = spec.startOffset ?? 0;
@@ -168,38 +150,6 @@ export class Task implements OperatorContext, SinkTask {
       this.generator = null;
     }
     this.generate = this.generator?.generate ?? null;
-  }
-
-  /** Restores the operator's state (a resumed run) and writes it at every epoch's end from now on. */
-  private stateCheckpointer(
-    stateful: StatefulOperator,
-    operatorId: number,
-    spec: NonNullable<HostContext['state']>,
-  ): StateCheckpointer {
-    const host = this.host;
-    const checkpointer = new StateCheckpointer(
-      stateful.store,
-      spec.root,
-      // The checkpoint keeps the state under the operator's id when it was created.
-      spec.stateIds?.[operatorId] ?? operatorId,
-      this.partition,
-      spec.minDeltasForSnapshot,
-      {
-        durable: (epoch) => {
-          host.result.writeMarker(FrameKind.STATE_WRITTEN, epoch, this.index);
-          host.result.publish();
-        },
-        failed: (e) => {
-          this.stateError = e;
-          host.bells.ringAlways(host.bell);
-        },
-      },
-    );
-    if (spec.restoreVersion > 0) {
-      checkpointer.restore(spec.restoreVersion);
-      stateful.restored();
-    }
-    return checkpointer;
   }
 
   /** The query's clock started at `startTime`: a generated source schedules its rows from it. */

@@ -1,0 +1,90 @@
+import type { RowSink, StatefulOperator } from '../../operators/contract.js';
+import { hasTwoInputs } from '../../operators/contract.js';
+import type { AnalyzedPlan } from '../../plan/analyze.js';
+import { type PhysicalPlan, type StagePlan, watermarksCarried } from '../../plan/physical.js';
+import { StateCheckpointer } from '../../state/state-checkpointer.js';
+import { FrameKind } from '../channel/frame-kind.js';
+import type { HostContext } from './host-context.js';
+import { WatermarkTracker } from './watermark-tracker.js';
+
+/**
+ * Where each input channel of a task leads, and what its watermark markers mean. Channels come in
+ * stage-input order (wiring.ts): a source input has one, a shuffle input one per upstream
+ * partition. A row goes to the chain's head, or to its side of a two-input operator.
+ */
+export function wireInputs(
+  plan: AnalyzedPlan,
+  physical: PhysicalPlan,
+  stage: StagePlan,
+  head: RowSink,
+  stateful: StatefulOperator | null,
+  host: HostContext,
+): { heads: RowSink[]; watermarks: WatermarkTracker } {
+  const sides = stateful !== null && hasTwoInputs(stateful) ? stateful.inputs : null;
+  const heads: RowSink[] = [];
+  // For each watermark input, the channels that relay its markers (see WatermarkTracker). A
+  // producer that runs the watermark operator sends its own partition's values: not a relay.
+  const carriers: number[][] = plan.watermarks.map(() => []);
+  for (const [i, input] of stage.inputs.entries()) {
+    const from = input.kind === 'source' ? null : physical.stages[input.fromStage]!;
+    const relayed =
+      from === null
+        ? []
+        : [...watermarksCarried(plan, physical, from.id)].filter(
+            (w) => !from.chain.some((op) => op.id === plan.watermarks[w]!.operatorId),
+          );
+    const rings = from === null ? 1 : from.partitions;
+    for (let r = 0; r < rings; r++) {
+      for (const w of relayed) carriers[w]!.push(heads.length);
+      heads.push(sides?.[i] ?? head);
+    }
+  }
+  const watermarks = new WatermarkTracker(
+    plan.watermarks.length,
+    stateful === null ? [] : plan.watermarksAbove[stage.chain[0]!.id]!,
+    host.multipleWatermarkPolicy,
+    host.microBatch,
+    plan.watermarks.map((w) => w.idleTimeoutMs),
+    carriers,
+    heads.length,
+  );
+  watermarks.restore(host.initialWatermarks);
+  return { heads, watermarks };
+}
+
+/**
+ * Restores a stateful operator's state (a resumed run) and writes it at every epoch's end from
+ * then on; the driver hears of each durable version on the host's result ring.
+ */
+export function openStateCheckpointer(
+  stateful: StatefulOperator,
+  operatorId: number,
+  task: { readonly index: number; readonly partition: number },
+  host: HostContext,
+  failed: (e: unknown) => void,
+): StateCheckpointer {
+  const spec = host.state!;
+  const checkpointer = new StateCheckpointer(
+    stateful.store,
+    spec.root,
+    // The checkpoint keeps the state under the operator's id when it was created.
+    spec.stateIds?.[operatorId] ?? operatorId,
+    task.partition,
+    spec.minDeltasForSnapshot,
+    {
+      durable: (epoch) => {
+        host.result.writeMarker(FrameKind.STATE_WRITTEN, epoch, task.index);
+        host.result.publish();
+      },
+      failed: (e) => {
+        failed(e);
+        host.bells.ringAlways(host.bell);
+      },
+    },
+  );
+  if (spec.restoreVersion > 0) {
+    checkpointer.restore(spec.restoreVersion);
+    stateful.restored();
+  }
+  return checkpointer;
+}
