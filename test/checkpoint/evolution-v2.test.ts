@@ -138,7 +138,8 @@ describe('named sources (sourceEvolution: true, offset log v2)', () => {
       { d: [order('d1')] },
       { ...evolving, continueFrom: second },
     );
-    assert.deepEqual(ids(third.sink('out').rows()), ['a1', 'b1', 'a2', 'd1']);
+    const all = ids(third.sink('out').rows());
+    assert.deepEqual([...all.slice(0, 2).sort(), ...all.slice(2)], ['a1', 'b1', 'a2', 'd1']);
     assert.deepEqual((await metadataOf(dir)).retiredSources, ['b']);
 
     const inspection = await inspectCheckpoint(dir);
