@@ -174,10 +174,12 @@ describe('TestBroker (Kafka protocol, driven by kafkajs)', () => {
     assert.ok(longestFetchMs < 5000 && latencyMs < 2000, `delivered ${latencyMs} ms after producing`);
   });
 
-  it('keeps its data across stop() and start(), refusing connections while stopped', async () => {
+  it('survives dropped connections, and keeps its data across stop() and start(), refusing connections while stopped', async () => {
     broker.createTopic('restart');
     const p = await producer({ idempotent: true, maxInFlightRequests: 1 });
     await p.send({ topic: 'restart', messages: messages('before') });
+    broker.dropConnections();
+    await p.send({ topic: 'restart', messages: messages('after-drop') });
 
     await broker.stop();
     const [host, port] = broker.bootstrap.split(':');
@@ -196,11 +198,11 @@ describe('TestBroker (Kafka protocol, driven by kafkajs)', () => {
     );
     assert.deepEqual(
       await consumeUntil(kafka, { groupId: 'restart-g', topic: 'restart', untilValue: 'after' }),
-      ['before', 'after'],
+      ['before', 'after-drop', 'after'],
     );
   });
 
-  it('advances the log start offset with admin.deleteTopicRecords and moves group offsets with setOffsets', async () => {
+  it('advances the log start offset with admin.deleteTopicRecords; a group set before it restarts at the start', async () => {
     broker.createTopic('trimmed');
     const p = await producer();
     await p.send({ topic: 'trimmed', messages: messages('0', '1', '2', '3') });
@@ -213,13 +215,19 @@ describe('TestBroker (Kafka protocol, driven by kafkajs)', () => {
     const [offsets] = await admin.fetchTopicOffsets('trimmed');
     assert.deepEqual([offsets!.low, offsets!.high], ['2', '4']);
 
+    // kafkajs's setOffsets runs a paused consumer, which sleeps its 5 s maxWaitTime before stopping
     await admin.setOffsets({
       groupId: 'trimmed-g',
       topic: 'trimmed',
-      partitions: [{ partition: 0, offset: '3' }],
+      partitions: [{ partition: 0, offset: '1' }],
     });
     const [committed] = await admin.fetchOffsets({ groupId: 'trimmed-g', topics: ['trimmed'] });
-    assert.equal(committed!.partitions[0]!.offset, '3');
+    assert.equal(committed!.partitions[0]!.offset, '1');
+    // offset 1 no longer exists: the fetch is answered OFFSET_OUT_OF_RANGE and the consumer resets to the start
+    assert.deepEqual(await consumeUntil(kafka, { groupId: 'trimmed-g', topic: 'trimmed', untilValue: '3' }), [
+      '2',
+      '3',
+    ]);
     await admin.disconnect();
   });
 });

@@ -4,6 +4,8 @@
  *
  * Only non-flexible versions are advertised, so request headers are v1 and response headers v0 for every
  * API. kafkajs always uses the highest version it shares with the broker; librdkafka intersects ranges.
+ * librdkafka opens with ApiVersions v3; like Kafka, the broker answers an unsupported ApiVersions
+ * version with UNSUPPORTED_VERSION in the v0 layout, and librdkafka retries with v0.
  */
 export const ApiKey = {
   Produce: 0,
