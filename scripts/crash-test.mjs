@@ -1,9 +1,10 @@
 #!/usr/bin/env node
 // Kills the crash job with SIGKILL hundreds of times and checks its output is exactly-once.
-// Usage: npm run crash-test -- [--kills 300] [--trigger realTime|processingTime] [--query windows|rows|state]
+// Usage: npm run crash-test -- [--kills 300] [--trigger realTime|processingTime] [--query windows|rows|state|kafka]
 //        [--seed N] [--max-run-ms 3000] [--keep]  (--keep leaves the run's directories behind)
 import { parseArgs } from 'node:util';
 import { crashTest } from '../dist/test/crash/harness.js';
+import { kafkaCrashTest } from '../dist/test/crash/kafka-harness.js';
 
 const { values } = parseArgs({
   options: {
@@ -19,18 +20,30 @@ const kills = Number(values.kills);
 const seed = Number(values.seed);
 console.log(`crash test: ${kills} kills, ${values.trigger}, ${values.query}, seed ${seed}`);
 const started = Date.now();
-const result = await crashTest({
-  kills,
-  trigger: values.trigger,
-  query: values.query,
-  seed,
-  files: kills * 2,
-  rowsPerFile: 400,
-  maxRunMs: Number(values['max-run-ms']),
-  finalTimeoutMs: 300_000,
-  keep: values.keep,
-  log: (line) => console.log(line),
-});
+// `--query kafka`: Kafka → query → Kafka, exactly-once, against the project's test broker.
+const result =
+  values.query === 'kafka'
+    ? await kafkaCrashTest({
+        kills,
+        trigger: values.trigger === 'realTime' ? 'realTime' : 'microBatch',
+        seed,
+        rowsPerRun: 400,
+        maxRunMs: Number(values['max-run-ms']),
+        finalTimeoutMs: 300_000,
+        log: (line) => console.log(line),
+      })
+    : await crashTest({
+        kills,
+        trigger: values.trigger,
+        query: values.query,
+        seed,
+        files: kills * 2,
+        rowsPerFile: 400,
+        maxRunMs: Number(values['max-run-ms']),
+        finalTimeoutMs: 300_000,
+        keep: values.keep,
+        log: (line) => console.log(line),
+      });
 const ok =
   result.errors.length === 0 &&
   result.missing.length === 0 &&

@@ -12,6 +12,22 @@ export interface SinkRuntime {
   epochEnd(epoch: number): SinkCommitMessage | undefined | PromiseLike<SinkCommitMessage | undefined>;
   /** The task ends; `error` is null when it ends normally. */
   close(error: Error | null): unknown;
+  /**
+   * The driver logged epoch `epoch` (its offsets are durable) and asks the sink to commit it: a
+   * sink holding the epoch's output open (a Kafka transaction) commits it now. Called in epoch
+   * order, after `epochEnd(epoch)`; the driver writes the epoch's commit file once it resolves.
+   */
+  commitEpoch?(epoch: number): Promise<void> | undefined;
+  /**
+   * A `processAllAvailable` probe reached this partition: a sink that writes in the background
+   * returns a promise that settles once what it was given is written (the probe waits for it).
+   */
+  flush?(): unknown;
+  /**
+   * A sink that works in the background (sends rows after `write` returned) registers here to
+   * fail its task when that work fails, instead of waiting for the next row or epoch to tell.
+   */
+  onBackgroundError?(fail: (error: Error) => void): void;
 }
 
 /** What one sink partition tells the driver about an epoch it finished (plain data). */

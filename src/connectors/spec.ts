@@ -4,8 +4,13 @@
  */
 
 import type { OutputMode } from '../api/output-mode.js';
+import type { KafkaClientSettings } from './kafka/client.js';
+import type { KafkaCodec } from './kafka/codec.js';
+import type { KafkaSubscription, TopicPartition } from './kafka/layout.js';
+import type { KafkaPartitioner } from './kafka/sink.js';
+import type { RawKafkaRecord } from './kafka/source.js';
 
-export type SourceKind = 'memory' | 'rate' | 'generator' | 'files';
+export type SourceKind = 'memory' | 'rate' | 'generator' | 'files' | 'kafka';
 
 interface SourceSpecBase<T> {
   readonly kind: SourceKind;
@@ -53,9 +58,44 @@ export interface FilesSourceSpec<T = unknown> extends SourceSpecBase<T> {
   readonly pollIntervalMs: number;
 }
 
-export type SourceSpec<T = any> = MemorySourceSpec<T> | GeneratorSourceSpec<T> | FilesSourceSpec<T>;
+/** `'earliest'`, `'latest'`, or per topic and partition an offset (−2 earliest, −1 latest). */
+export type KafkaStartingOffsets =
+  | 'earliest'
+  | 'latest'
+  | Readonly<Record<string, Readonly<Record<string, number>>>>;
 
-export type SinkKind = 'memory' | 'console' | 'foreach' | 'foreachBatch' | 'files';
+/**
+ * Records from Kafka topics (see `sources.kafka`). The driver reads them from the brokers and
+ * sends them, key and value still bytes, to the source tasks, which decode them with `decode`.
+ */
+export interface KafkaSourceSpec<T = unknown> extends SourceSpecBase<T> {
+  readonly kind: 'kafka';
+  readonly brokers: readonly string[];
+  readonly subscription: KafkaSubscription;
+  /** Source partition `i` reads `topicPartitions[i]`; undefined until the driver asked the brokers. */
+  readonly topicPartitions: readonly TopicPartition[] | undefined;
+  /** Identifies the subscription while the job is built (see `kafka/layout.ts`). */
+  readonly layoutKey: string;
+  readonly startingOffsets: KafkaStartingOffsets;
+  readonly failOnDataLoss: boolean;
+  readonly isolationLevel: 'read_committed' | 'read_uncommitted';
+  readonly valueOnly: boolean;
+  readonly groupId: string | undefined;
+  readonly deadLetterTopic: string | undefined;
+  readonly fetchMaxWaitMs: number;
+  readonly fetchMaxBytes: number;
+  readonly client: KafkaClientSettings | undefined;
+  /** Turns a record read by the driver into the row (throws when key or value cannot be decoded). */
+  readonly decode: (raw: RawKafkaRecord) => unknown;
+}
+
+export type SourceSpec<T = any> =
+  | MemorySourceSpec<T>
+  | GeneratorSourceSpec<T>
+  | FilesSourceSpec<T>
+  | KafkaSourceSpec<T>;
+
+export type SinkKind = 'memory' | 'console' | 'foreach' | 'foreachBatch' | 'files' | 'kafka';
 
 interface SinkSpecBase {
   readonly kind: SinkKind;
@@ -116,7 +156,25 @@ export interface ForeachBatchSinkSpec extends SinkSpecBase {
   readonly fn: (batch: import('apache-arrow').Table, batchId: number) => unknown;
 }
 
+/** Rows to Kafka topics (see `sinks.kafka`); written by each sink partition's own producer. */
+export interface KafkaSinkSpec extends SinkSpecBase {
+  readonly kind: 'kafka';
+  readonly brokers: readonly string[];
+  readonly topic: string | undefined;
+  readonly valueEncoding: KafkaCodec;
+  readonly keyEncoding: KafkaCodec;
+  readonly partitioner: 'default' | 'legacy' | KafkaPartitioner;
+  readonly exactlyOnce: boolean;
+  readonly idempotent: boolean;
+  readonly transactionalIdPrefix: string | undefined;
+  readonly transactionTimeoutMs: number;
+  readonly compression: 'none' | 'gzip';
+  readonly maxBufferedRows: number;
+  readonly client: KafkaClientSettings | undefined;
+}
+
 export type SinkSpec =
+  | KafkaSinkSpec
   | MemorySinkSpec
   | ConsoleSinkSpec
   | ForeachSinkSpec

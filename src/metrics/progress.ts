@@ -9,6 +9,8 @@ export interface SourceProgress {
   numInputRows: number;
   inputRowsPerSecond: number;
   processedRowsPerSecond: number;
+  /** Source-specific counters, e.g. a Kafka source's `offsetsLost` (skipped under `failOnDataLoss: false`). */
+  metrics?: Record<string, number>;
 }
 
 export interface SinkProgress {

@@ -277,6 +277,32 @@ export function checkAsyncProgressTracking(
         'once, and a restart would redo epochs whose commit was not logged; turn asyncProgressTracking off',
     );
   }
+  if (sink.kind === 'kafka' && sink.exactlyOnce) {
+    throw new MillraceError(
+      ErrorCode.UNSUPPORTED_OPERATION,
+      'asyncProgressTracking cannot be used with an exactly-once sinks.kafka: its transactions recognise a ' +
+        'redone epoch by its number, and a restart would redo epochs whose commit was not logged, cut ' +
+        'differently; turn asyncProgressTracking off, or exactlyOnce',
+    );
+  }
+}
+
+/**
+ * An exactly-once Kafka sink commits one transaction per epoch: in real-time mode the broker must
+ * not time a transaction out before the epoch ends.
+ */
+export function checkKafkaTransactions(plan: AnalyzedPlan): void {
+  const { trigger, sink } = plan.definition;
+  if (sink.kind !== 'kafka' || !sink.exactlyOnce || trigger.kind !== 'realTime') return;
+  if (trigger.checkpointIntervalMs >= sink.transactionTimeoutMs) {
+    throw new MillraceError(
+      ErrorCode.INVALID_ARGUMENT,
+      `sinks.kafka: exactlyOnce writes each epoch in one transaction, and the checkpoint interval ` +
+        `(${trigger.checkpointIntervalMs} ms) is not below transactionTimeoutMs (${sink.transactionTimeoutMs} ms): ` +
+        'the brokers would abort the transactions; shorten Trigger.realTime(interval) or raise transactionTimeoutMs ' +
+        "(at most the brokers' transaction.max.timeout.ms, 15 minutes by default)",
+    );
+  }
 }
 
 /** Why a mode is refused for a query shape; absent when the mode works. */

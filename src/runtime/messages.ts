@@ -1,5 +1,6 @@
 import type { MessagePort } from 'node:worker_threads';
 import type { BadRecordPolicy, LateRowPolicy } from '../api/query-options.js';
+import type { TopicPartition } from '../connectors/kafka/layout.js';
 import type { SerializedError } from '../errors.js';
 import type { EncodedLatency } from '../metrics/latency.js';
 import type { StateOperatorCounters } from '../operators/contract.js';
@@ -47,6 +48,8 @@ export interface HostSpec {
   readonly bell: number;
   readonly jobUrl: string;
   readonly params: Readonly<Record<string, string>>;
+  /** Kafka sources' topic-partitions as the driver resolved them; the job is built with them. */
+  readonly kafkaLayouts: Readonly<Record<string, readonly TopicPartition[]>>;
   /** The plan fingerprint (with code) the driver built; the host must build the same. */
   readonly fingerprint: string;
   readonly physical: PhysicalSettings;
@@ -110,7 +113,21 @@ export type HostMessage =
       readonly tasks: readonly TaskCounters[];
       readonly latency: EncodedLatency;
     }
-  | { readonly type: 'failed'; readonly hostIndex: number; readonly error: SerializedError };
+  | { readonly type: 'failed'; readonly hostIndex: number; readonly error: SerializedError }
+  | {
+      readonly type: 'sinkCommitted';
+      readonly hostIndex: number;
+      readonly epoch: number;
+      /** Set when a sink partition of the host could not commit the epoch. */
+      readonly error?: SerializedError;
+    };
+
+/**
+ * What the driver tells a host. `commitSink`: epoch `epoch` is logged (its offsets are durable);
+ * sinks that commit in the worker (an exactly-once Kafka sink's transactions) commit it now and
+ * the host answers `sinkCommitted`.
+ */
+export type DriverMessage = { readonly type: 'commitSink'; readonly epoch: number };
 
 /** A row that arrived behind the watermark, as the late-row output delivers it. */
 export interface LateRow {

@@ -52,7 +52,7 @@ export function event(i: number): Event {
 }
 
 /** Mulberry32: a small seeded generator, so a failing schedule can be replayed. */
-function random(seed: number): () => number {
+export function random(seed: number): () => number {
   let a = seed >>> 0;
   return () => {
     a = (a + 0x6d2b79f5) >>> 0;
@@ -71,7 +71,7 @@ function canonical(value: unknown): string {
   return `{${entries.map(([k, v]) => `${JSON.stringify(k)}:${canonical(v)}`).join(',')}}`;
 }
 
-function counts(rows: readonly unknown[]): Map<string, number> {
+export function counts(rows: readonly unknown[]): Map<string, number> {
   const m = new Map<string, number>();
   for (const r of rows) {
     const k = canonical(r);
@@ -245,7 +245,7 @@ export async function crashTest(options: CrashTestOptions): Promise<CrashTestRes
 }
 
 /** The newest committed epoch of a checkpoint (−1: none). */
-function commits(checkpoint: string): number {
+export function commits(checkpoint: string): number {
   const dir = join(checkpoint, 'commits');
   if (!existsSync(dir)) return -1;
   return Math.max(
@@ -256,7 +256,7 @@ function commits(checkpoint: string): number {
   );
 }
 
-function pause(ms: number): Promise<void> {
+export function pause(ms: number): Promise<void> {
   return new Promise((resolve) => setTimeout(resolve, ms));
 }
 

@@ -1,4 +1,6 @@
+import { join } from 'node:path';
 import { FilesSourceFeed } from '../../connectors/files/source-feed.js';
+import { KafkaSourceFeed } from '../../connectors/kafka/source-feed.js';
 import type { MemorySourceSpec, SourceSpec } from '../../connectors/spec.js';
 import { ErrorCode, invalidArgument, MillraceError } from '../../errors.js';
 import type { PhysicalPlan } from '../../plan/physical.js';
@@ -21,6 +23,14 @@ export interface DriverFeed {
   latestOffsets(): number[];
   /** Called when new rows are available (micro-batch triggers react to it). */
   onData: (() => void) | undefined;
+  /**
+   * Ends epoch `epoch` at `end` on a partition, writing the `BATCH` marker itself once the rows
+   * before `end` are sent (a source whose rows arrive asynchronously); without it the rows are
+   * fed at once and the marker follows.
+   */
+  endAt?(partition: number, epoch: number, end: number): void;
+  /** Source-specific counters for progress (`sources[].metrics`). */
+  metrics?(): Record<string, number>;
 }
 
 /** The feed rings of one source, one writer per partition. */
@@ -33,6 +43,7 @@ export interface SourceFeeds {
   /** The driver side of a memory source (its log). */
   readonly memory: MemorySourceFeed | undefined;
   readonly files: FilesSourceFeed | undefined;
+  readonly kafka: KafkaSourceFeed | undefined;
 }
 
 /**
@@ -45,6 +56,7 @@ export class Feeds {
   readonly sources: SourceFeeds[] = [];
   private readonly memory = new Map<string, MemorySourceFeed>();
   private readonly files: FilesSourceFeed[] = [];
+  private readonly kafka: KafkaSourceFeed[] = [];
 
   /** @param microBatch memory rows wait in their log until a batch takes them. */
   constructor(
@@ -71,8 +83,19 @@ export class Feeds {
       const files =
         spec.kind === 'files' ? new FilesSourceFeed(spec, writers[0]!, precise, microBatch) : undefined;
       if (files) this.files.push(files);
-      const driver = memory ?? files;
-      this.sources[input.source.index] = { index: input.source.index, spec, writers, driver, memory, files };
+      const kafka =
+        spec.kind === 'kafka' ? new KafkaSourceFeed(spec, writers, precise, microBatch) : undefined;
+      if (kafka) this.kafka.push(kafka);
+      const driver = memory ?? files ?? kafka;
+      this.sources[input.source.index] = {
+        index: input.source.index,
+        spec,
+        writers,
+        driver,
+        memory,
+        files,
+        kafka,
+      };
     }
   }
 
@@ -98,33 +121,62 @@ export class Feeds {
   }
 
   /**
-   * Files sources read the files their checkpoint lists (`logDir(sourceIndex)`, null without a
-   * checkpoint) from the resume offsets on, then look for new files once.
+   * Files sources read the files their checkpoint lists (in `sourceDir(sourceIndex)`, null without
+   * a checkpoint) from the resume offsets on, then look for new files once. Kafka sources connect
+   * and list their latest offsets; `failed` gets a later read error of theirs.
    */
-  async openFiles(logDir: (sourceIndex: number) => string | null): Promise<void> {
+  async openExternal(
+    sourceDir: (sourceIndex: number) => string | null,
+    failed: (e: unknown) => void,
+  ): Promise<void> {
     for (const s of this.sources) {
-      if (s?.files === undefined) continue;
-      await s.files.open(logDir(s.index));
-      await s.files.refresh();
+      if (s?.files !== undefined) {
+        const dir = sourceDir(s.index);
+        await s.files.open(dir === null ? null : join(dir, 'files'));
+        await s.files.refresh();
+      }
+      if (s?.kafka !== undefined) {
+        await s.kafka.open(failed);
+        await s.kafka.refresh();
+      }
     }
   }
 
-  get hasFiles(): boolean {
-    return this.files.length > 0;
+  /** Sources the driver must ask for what is available (files, Kafka). */
+  get hasExternal(): boolean {
+    return this.files.length > 0 || this.kafka.length > 0;
   }
 
-  /** Files sources look for new files now (in real-time mode their rows are sent at once). */
-  async refresh(): Promise<void> {
+  /**
+   * Files sources look for new files now (in real-time mode their rows are sent at once); Kafka
+   * sources list their latest offsets and, with `caughtUp`, wait until their rows up to them
+   * have been sent.
+   */
+  async refresh(caughtUp = false): Promise<void> {
     for (const f of this.files) await f.refresh();
+    for (const k of this.kafka) {
+      await k.refresh();
+      if (caughtUp) await k.caughtUp();
+    }
   }
 
-  /** Files sources list their directories every poll interval until {@link close}. */
+  /** Files sources list their directories, Kafka sources (micro-batch) their offsets, until {@link close}. */
   startPolling(failed: (e: unknown) => void): void {
     for (const f of this.files) f.startPolling(failed);
+    for (const k of this.kafka) k.startPolling(failed);
   }
 
   close(): void {
     for (const f of this.files) f.close();
+    for (const k of this.kafka) k.close();
+  }
+
+  /** An epoch committed at these offsets (per source, per partition): Kafka sources with a `groupId` commit them there. */
+  committed(offsets: readonly (readonly number[])[]): void {
+    for (const k of this.kafka) {
+      const s = this.sources.find((x) => x?.kafka === k);
+      if (s !== undefined && offsets[s.index] !== undefined) k.committed(offsets[s.index]!);
+    }
   }
 
   /**
@@ -136,6 +188,10 @@ export class Feeds {
       if (source === undefined) continue;
       for (let p = 0; p < source.writers.length; p++) {
         const end = ends[source.index]?.[p] ?? 0;
+        if (source.driver?.endAt !== undefined) {
+          source.driver.endAt(p, epoch, end);
+          continue;
+        }
         source.driver?.feed(p, end);
         source.writers[p]!.writeMarker2(FrameKind.BATCH, epoch, end);
       }

@@ -38,6 +38,7 @@ export function hostSpecs(
     bell: h.bell,
     jobUrl: config.jobUrl,
     params: config.params,
+    kafkaLayouts: config.kafkaLayouts,
     fingerprint: config.fingerprint,
     physical: { defaultShufflePartitions: config.defaultShufflePartitions },
     bells: run.bells,

@@ -110,9 +110,9 @@ export class MicroBatchExecution {
     await this.drain(this.available(), true);
   }
 
-  /** Files sources have looked for new files (a failure fails the query and plans nothing). */
+  /** Files and Kafka sources have looked for new data (a failure fails the query and plans nothing). */
   private async refreshed(): Promise<void> {
-    if (!this.host.feeds.hasFiles) return;
+    if (!this.host.feeds.hasExternal) return;
     try {
       await this.host.feeds.refresh();
     } catch (e) {

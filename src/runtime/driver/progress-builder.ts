@@ -152,6 +152,7 @@ export class ProgressBuilder {
         if (latest < 0) latestOffset = null;
         else if (latestOffset) latestOffset[p] = latest;
       });
+      const metrics = this.feeds.sources[s.index]?.driver?.metrics?.();
       return {
         description: s.description,
         startOffset,
@@ -160,6 +161,7 @@ export class ProgressBuilder {
         numInputRows: rows,
         inputRowsPerSecond: rate(rows),
         processedRowsPerSecond: rate(rows),
+        ...(metrics === undefined ? {} : { metrics }),
       };
     });
     const numInputRows = sources.reduce((n, s) => n + s.numInputRows, 0);

@@ -1,10 +1,10 @@
 import { availableParallelism } from 'node:os';
-import { join } from 'node:path';
 import { MessageChannel, type MessagePort } from 'node:worker_threads';
 import { Piscina } from 'piscina';
 import type { QueryOptions } from '../../api/query-options.js';
 import { isMicroBatch } from '../../api/trigger.js';
 import type { CheckpointManager, RecoveryPoint } from '../../checkpoint/manager.js';
+import type { TopicPartition } from '../../connectors/kafka/layout.js';
 import { createSinkCommitter } from '../../connectors/sink-committer.js';
 import { deserializeError, ErrorCode, MillraceError } from '../../errors.js';
 import { LatencyAggregator } from '../../metrics/latency.js';
@@ -21,7 +21,7 @@ import {
   START_TIME_F64,
   STARTED_SLOT,
 } from '../control-layout.js';
-import type { DeadLetter, HostMessage, HostSpec, LateRow, TaskCounters } from '../messages.js';
+import type { DeadLetter, DriverMessage, HostMessage, HostSpec, LateRow, TaskCounters } from '../messages.js';
 import type { Clock, ManualClock } from '../time/clock.js';
 import { PreciseTime } from '../time/precise-time.js';
 import { createTimerQueue, type TimerQueue } from '../time/timer-queue.js';
@@ -53,6 +53,8 @@ export interface RuntimeConfig {
   /** The checkpoint the query writes, and where this run resumes from (both null: none). */
   readonly checkpoint: CheckpointManager | null;
   readonly recovery: RecoveryPoint | null;
+  /** Each Kafka source's topic-partitions, by layout key (see `connectors/kafka/layout.ts`). */
+  readonly kafkaLayouts: Readonly<Record<string, readonly TopicPartition[]>>;
   readonly queryId: string;
   readonly runId: string;
   readonly name: string | null;
@@ -102,6 +104,11 @@ export class QueryRuntime implements MicroBatchHost {
   private readonly control: Int32Array;
   private readonly pool: Piscina;
   private readonly hosts: HostState[] = [];
+  /** Sink commits (`commitSink`) waiting for hosts to answer, by epoch. */
+  private readonly sinkCommits = new Map<
+    number,
+    { hosts: Set<number>; resolve: () => void; reject: (e: unknown) => void }
+  >();
   private readonly hostSpecs: Omit<HostSpec, 'port'>[];
   readonly timers: TimerQueue;
   readonly clock: Clock;
@@ -160,11 +167,16 @@ export class QueryRuntime implements MicroBatchHost {
           : null,
         committedEpoch: resumedAfter,
         retention: options.minBatchesToRetain,
-        sinkCommitter: createSinkCommitter(config.plan.definition.sink, config.plan.definition.outputMode),
+        sinkCommitter: createSinkCommitter(
+          config.plan.definition.sink,
+          config.plan.definition.outputMode,
+          (e) => this.commitSinkOnHosts(e),
+        ),
       },
       {
-        committed: (epoch) => {
+        committed: (epoch, _reports, offsets) => {
           this.results.memorySink?.commitEpoch(epoch);
+          this.feeds.committed(offsets);
           listener.epochCommitted(epoch);
           this.settleFlushes();
         },
@@ -312,7 +324,10 @@ export class QueryRuntime implements MicroBatchHost {
     try {
       await this.recordScheduleStarts();
       const ckpt = this.checkpoint;
-      await this.feeds.openFiles((i) => (ckpt ? join(ckpt.sourceDir(i), 'files') : null));
+      await this.feeds.openExternal(
+        (i) => (ckpt ? ckpt.sourceDir(i) : null),
+        (e) => this.fail(e),
+      );
     } catch (e) {
       await this.abort();
       throw e;
@@ -388,9 +403,9 @@ export class QueryRuntime implements MicroBatchHost {
    */
   async processAllAvailable(): Promise<void> {
     if (this.microBatch !== null) return this.microBatch.processAllAvailable();
-    if (this.feeds.hasFiles) {
+    if (this.feeds.hasExternal) {
       try {
-        await this.feeds.refresh();
+        await this.feeds.refresh(true);
       } catch (e) {
         this.fail(e);
         throw e;
@@ -466,7 +481,36 @@ export class QueryRuntime implements MicroBatchHost {
         this.onFailure(error);
         return;
       }
+      case 'sinkCommitted': {
+        const waiting = this.sinkCommits.get(m.epoch);
+        if (waiting === undefined) return;
+        if (m.error !== undefined) {
+          this.sinkCommits.delete(m.epoch);
+          waiting.reject(deserializeError(m.error));
+          return;
+        }
+        waiting.hosts.delete(m.hostIndex);
+        if (waiting.hosts.size === 0) {
+          this.sinkCommits.delete(m.epoch);
+          waiting.resolve();
+        }
+        return;
+      }
     }
+  }
+
+  /** Asks every host to commit epoch `epoch` in its sink partitions; resolves once all did. */
+  private commitSinkOnHosts(epoch: number): Promise<void> {
+    return new Promise((resolve, reject) => {
+      const hosts = new Set(this.hosts.flatMap((h, i) => (h.done ? [] : [i])));
+      if (hosts.size === 0) {
+        resolve();
+        return;
+      }
+      this.sinkCommits.set(epoch, { hosts, resolve, reject });
+      const message: DriverMessage = { type: 'commitSink', epoch };
+      for (const i of hosts) this.hosts[i]!.port.postMessage(message);
+    });
   }
 
   private onHostExit(hostIndex: number, error: unknown): void {
@@ -490,6 +534,9 @@ export class QueryRuntime implements MicroBatchHost {
   }
 
   private onFailure(error: MillraceError): void {
+    // Sink commits waiting for hosts end with the run.
+    for (const w of this.sinkCommits.values()) w.reject(error);
+    this.sinkCommits.clear();
     if (this.failure !== null) return;
     this.failure = error;
     if (this.readyWaiter) {
@@ -503,6 +550,15 @@ export class QueryRuntime implements MicroBatchHost {
   private markDone(host: HostState): void {
     if (host.done) return;
     host.done = true;
+    // A host that ended has no sink partition left to commit anything.
+    const index = this.hosts.indexOf(host);
+    for (const [epoch, w] of this.sinkCommits) {
+      w.hosts.delete(index);
+      if (w.hosts.size === 0) {
+        this.sinkCommits.delete(epoch);
+        w.resolve();
+      }
+    }
     this.rounds.hostEnded();
     if (this.hosts.length === this.hostSpecs.length && this.hosts.every((h) => h.done)) this.allDone();
   }

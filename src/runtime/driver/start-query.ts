@@ -2,8 +2,19 @@ import { randomUUID } from 'node:crypto';
 import type { QueryOptionsInput } from '../../api/query-options.js';
 import { resolveQueryOptions } from '../../api/query-options.js';
 import { CheckpointManager, type RecoveryPoint } from '../../checkpoint/manager.js';
+import {
+  resolveKafkaLayouts,
+  unresolvedKafkaSources,
+  withKafkaLayouts,
+} from '../../connectors/kafka/layout.js';
+import { withKafkaStarts } from '../../connectors/kafka/starts.js';
 import { invalidArgument } from '../../errors.js';
-import { checkAsyncProgressTracking, checkSinkMode, checkSourceEvolution } from '../../plan/analyze.js';
+import {
+  checkAsyncProgressTracking,
+  checkKafkaTransactions,
+  checkSinkMode,
+  checkSourceEvolution,
+} from '../../plan/analyze.js';
 import { planFingerprint } from '../../plan/fingerprint.js';
 import { planPhysical } from '../../plan/physical.js';
 import { importJob, type JobLocation, jobUrlOf, planJob } from '../job-loader.js';
@@ -62,7 +73,12 @@ export async function startQuery(job: JobLocation, options: StartOptions = {}): 
   const params: Record<string, string> = {};
   for (const [k, v] of Object.entries(options.params ?? {})) params[k] = String(v);
   const module = await importJob(jobUrl);
-  const plan = planJob(module, params, jobUrl);
+  let plan = planJob(module, params, jobUrl);
+  // Kafka sources learn their partitions from the brokers; the job is built again with them, here
+  // and in every worker.
+  const pending = unresolvedKafkaSources(plan.sources);
+  const kafkaLayouts = pending.length > 0 ? await resolveKafkaLayouts(pending) : {};
+  if (pending.length > 0) plan = withKafkaLayouts(kafkaLayouts, () => planJob(module, params, jobUrl));
   checkSinkMode(plan);
   const definition = plan.definition;
   const queryOptions = options.options
@@ -70,6 +86,7 @@ export async function startQuery(job: JobLocation, options: StartOptions = {}): 
     : definition.options;
   checkSourceEvolution(plan, queryOptions);
   checkAsyncProgressTracking(plan, queryOptions);
+  checkKafkaTransactions(plan);
   const defaultShufflePartitions = queryOptions.shufflePartitions ?? resolveWorkers(queryOptions);
   const physical = planPhysical(plan, { defaultShufflePartitions });
   const wallOffset = measureWallOffset();
@@ -98,8 +115,10 @@ export async function startQuery(job: JobLocation, options: StartOptions = {}): 
   let recovery: RecoveryPoint | null = null;
   if (location !== undefined) ({ manager: checkpoint, recovery } = await openCheckpoint(location, runId));
   try {
+    const queryId = recovery?.queryId ?? randomUUID();
+    recovery = await withKafkaStarts(plan, checkpoint, recovery, queryId);
     const config: RuntimeConfig = {
-      queryId: recovery?.queryId ?? randomUUID(),
+      queryId,
       runId,
       name: options.queryName ?? definition.queryName ?? null,
       jobUrl,
@@ -113,11 +132,18 @@ export async function startQuery(job: JobLocation, options: StartOptions = {}): 
       wallOffset,
       checkpoint,
       recovery,
+      kafkaLayouts,
     };
     const openAttempt = async (): Promise<RuntimeConfig> => {
       const next = randomUUID();
       const opened = await openCheckpoint(location!, next);
-      return { ...config, runId: next, checkpoint: opened.manager, recovery: opened.recovery };
+      try {
+        const resumed = await withKafkaStarts(plan, opened.manager, opened.recovery, config.queryId);
+        return { ...config, runId: next, checkpoint: opened.manager, recovery: resumed };
+      } catch (e) {
+        await opened.manager.close();
+        throw e;
+      }
     };
     const q = new StreamingQuery(config, { console: options.console ?? defaultConsole, openAttempt });
     await q.launch(options.startTimeoutMs ?? 60_000, options.initialData ?? {}, options.continueFrom);

@@ -10,6 +10,8 @@ import type { PreciseTime } from '../time/precise-time.js';
 /** What a worker host shares with the tasks it runs. */
 export interface HostContext {
   readonly hostIndex: number;
+  /** The query's id (stable across runs of a checkpoint). */
+  readonly queryId: string;
   readonly clock: Clock;
   /** Real time with µs resolution, agreed between threads (latency only). */
   readonly precise: PreciseTime;

@@ -28,6 +28,7 @@ const yieldToEventLoop = (): Promise<void> => new Promise((resolve) => setImmedi
  */
 export class Host implements HostContext {
   readonly hostIndex: number;
+  readonly queryId: string;
   readonly clock: Clock;
   readonly precise: PreciseTime;
   readonly recorder = new LatencyRecorder();
@@ -54,6 +55,7 @@ export class Host implements HostContext {
     readonly staticTables: ReadonlyMap<number, StaticIndex>,
   ) {
     this.hostIndex = spec.hostIndex;
+    this.queryId = spec.queryId;
     this.clock = clockFromSpec(spec.clock);
     this.precise = new PreciseTime(spec.clock.wallOffset);
     this.bells = new DoorbellTable(spec.bells);
@@ -197,6 +199,11 @@ export class Host implements HostContext {
 
   abort(error: Error): void {
     for (const t of this.tasks) t.abort(error);
+  }
+
+  /** The driver logged epoch `epoch`: sink partitions that commit in the worker commit it. */
+  async commitSinks(epoch: number): Promise<void> {
+    await Promise.all(this.tasks.map((t) => t.commitSinkEpoch(epoch)));
   }
 
   dispose(): void {

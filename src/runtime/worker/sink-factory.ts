@@ -1,6 +1,7 @@
 import { FilesSinkRuntime } from '../../connectors/files/sink-runtime.js';
 import { ForeachBatchRuntime } from '../../connectors/foreach/batch.js';
 import { ForeachRuntime } from '../../connectors/foreach/runtime.js';
+import { KafkaSinkRuntime } from '../../connectors/kafka/sink-runtime.js';
 import type { SinkRuntime } from '../../connectors/sink-runtime.js';
 import type { SinkKind, SinkSpec } from '../../connectors/spec.js';
 import type { HostContext } from './host-context.js';
@@ -20,6 +21,7 @@ const FACTORIES: Record<SinkKind, (spec: any, host: HostContext, task: SinkTaskI
   foreach: (spec, host, task) => new ForeachRuntime(spec, task.partition, host.firstEpoch),
   foreachBatch: (spec) => new ForeachBatchRuntime(spec),
   files: (spec, _host, task) => new FilesSinkRuntime(spec, task.partition),
+  kafka: (spec, host, task) => new KafkaSinkRuntime(spec, task.partition, host.queryId, host.firstEpoch),
 };
 
 export function createSinkRuntime(spec: SinkSpec, host: HostContext, task: SinkTaskInfo): SinkRuntime {

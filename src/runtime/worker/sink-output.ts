@@ -19,6 +19,8 @@ export interface SinkTask {
   waitFor(p: PromiseLike<unknown>): void;
   /** Sink code threw: fail the task (sink errors are not bad records). */
   sinkFailed(error: unknown): never;
+  /** Sink work running in the background failed: the task fails at its next step. */
+  sinkFailedLater(error: unknown): void;
 }
 
 /**
@@ -31,7 +33,9 @@ export class SinkOutput implements TaskOutput {
     private readonly sink: SinkRuntime,
     private readonly task: SinkTask,
     private readonly host: HostContext,
-  ) {}
+  ) {
+    sink.onBackgroundError?.((e) => task.sinkFailedLater(e));
+  }
 
   push(row: unknown): void {
     let r: unknown;
@@ -53,6 +57,7 @@ export class SinkOutput implements TaskOutput {
     try {
       if (kind === FrameKind.BARRIER) r = this.sink.epochEnd(value);
       else if (kind === FrameKind.END_OF_STREAM) r = this.sink.close(null);
+      else if (kind === FrameKind.FLUSH) r = this.sink.flush?.();
     } catch (e) {
       this.task.sinkFailed(e);
     }
@@ -74,6 +79,10 @@ export class SinkOutput implements TaskOutput {
 
   get blocked(): boolean {
     return this.host.result.blocked;
+  }
+
+  commitEpoch(epoch: number): Promise<void> | undefined {
+    return this.sink.commitEpoch?.(epoch);
   }
 
   /** The query failed: give the sink a chance to release what it holds. Errors are ignored. */

@@ -1,6 +1,7 @@
 import { performance } from 'node:perf_hooks';
 import { GeneratorSchedule } from '../../connectors/generator/reader.js';
-import type { GeneratorSourceSpec } from '../../connectors/spec.js';
+import { KafkaDeadLetterWriter } from '../../connectors/kafka/dead-letters.js';
+import type { GeneratorSourceSpec, KafkaSourceSpec } from '../../connectors/spec.js';
 import { ErrorCode, MillraceError, type SerializedError, serializeError } from '../../errors.js';
 import type { OperatorContext, OperatorRef, RowSink, StatefulOperator } from '../../operators/contract.js';
 import { buildChain, isStateful } from '../../operators/index.js';
@@ -80,6 +81,10 @@ export class Task implements OperatorContext, SinkTask {
   private schedule: GeneratorSchedule | null = null;
   private readonly generator: GeneratorSourceSpec | null;
   private readonly generate: GeneratorSourceSpec['generate'] | null;
+  /** A Kafka source's dead-letter topic, under `onBadRecord: 'deadLetter'` (null otherwise). */
+  private readonly deadLetters: KafkaDeadLetterWriter | null;
+  /** A Kafka source's record decoder (null for other tasks). */
+  private readonly decode: KafkaSourceSpec['decode'] | null;
   private readonly sinkName: string;
   private waiting: PromiseLike<unknown> | null = null;
   private asyncError: unknown = NO_ERROR;
@@ -144,10 +149,17 @@ export class Task implements OperatorContext, SinkTask {
       this.sourceOp = plan.operators[first.source.operatorId]!;
       const s = first.source.spec;
       this.generator = s.kind === 'rate' || s.kind === 'generator' ? s : null;
+      this.decode = s.kind === 'kafka' ? s.decode : null;
+      this.deadLetters =
+        s.kind === 'kafka' && s.deadLetterTopic !== undefined && host.onBadRecord === 'deadLetter'
+          ? new KafkaDeadLetterWriter({ ...s, deadLetterTopic: s.deadLetterTopic })
+          : null;
     } else {
       this.sourceIndex = -1;
       this.sourceOp = null;
       this.generator = null;
+      this.decode = null;
+      this.deadLetters = null;
     }
     this.generate = this.generator?.generate ?? null;
   }
@@ -276,7 +288,23 @@ export class Task implements OperatorContext, SinkTask {
       readOriginArg(m, tagArg(r.ring.tag));
     }
     this.rowsIn++;
-    head.push(r.readRow());
+    if (this.decode === null) {
+      head.push(r.readRow());
+      return;
+    }
+    // A Kafka record arrives as bytes and is decoded here, in the worker; one that cannot be
+    // decoded is a bad record of the source.
+    const raw = r.readRow() as Parameters<KafkaSourceSpec['decode']>[0];
+    let row: unknown;
+    try {
+      row = this.decode(raw);
+    } catch (e) {
+      this.badRecord(this.sourceOp!, raw, e);
+      // The task reads on once the dead letter is in its topic.
+      if (this.deadLetters !== null) this.waitFor(this.deadLetters.write(raw, e));
+      return;
+    }
+    head.push(row);
   }
 
   /** Handles a control marker. Returns false when it cannot be consumed yet (left in the ring). */
@@ -318,6 +346,7 @@ export class Task implements OperatorContext, SinkTask {
           this.stateful?.onWatermark(this.watermarks.watermark);
         if (this.inputs.allEnded()) {
           this.ending = true;
+          void this.deadLetters?.close();
           this.stateful?.finish?.();
           this.forwardMarker(FrameKind.END_OF_STREAM, 0);
         } else {
@@ -536,6 +565,11 @@ export class Task implements OperatorContext, SinkTask {
     );
   }
 
+  sinkFailedLater(error: unknown): void {
+    if (this.asyncError === NO_ERROR) this.asyncError = error;
+    this.host.bells.ringAlways(this.host.bell);
+  }
+
   sinkFailed(error: unknown): never {
     throw new TaskFailure(
       serializeError(error, {
@@ -552,8 +586,14 @@ export class Task implements OperatorContext, SinkTask {
     await this.checkpointer?.settle();
   }
 
+  /** The driver logged epoch `epoch`: a sink partition that commits in the worker commits it now. */
+  commitSinkEpoch(epoch: number): Promise<void> | undefined {
+    return this.output instanceof SinkOutput ? this.output.commitEpoch(epoch) : undefined;
+  }
+
   /** Best-effort cleanup when the query fails: lets a foreach writer see the error. */
   abort(error: Error): void {
+    void this.deadLetters?.close();
     if (this.output instanceof SinkOutput) this.output.abort(error);
   }
 

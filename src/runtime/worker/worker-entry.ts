@@ -1,9 +1,10 @@
+import { withKafkaLayouts } from '../../connectors/kafka/layout.js';
 import { ErrorCode, MillraceError, serializeError } from '../../errors.js';
 import { initHistograms } from '../../metrics/latency.js';
 import { planFingerprint } from '../../plan/fingerprint.js';
 import { planPhysical } from '../../plan/physical.js';
 import { importJob, planJob } from '../job-loader.js';
-import type { HostMessage, HostSpec } from '../messages.js';
+import type { DriverMessage, HostMessage, HostSpec } from '../messages.js';
 import { Host } from './host.js';
 import { loadStaticTables } from './static-tables.js';
 import { TaskFailure } from './task.js';
@@ -20,7 +21,7 @@ export default async function runHost(spec: HostSpec): Promise<void> {
   try {
     await initHistograms();
     const job = await importJob(spec.jobUrl);
-    const plan = planJob(job, spec.params, spec.jobUrl);
+    const plan = withKafkaLayouts(spec.kafkaLayouts, () => planJob(job, spec.params, spec.jobUrl));
     const fingerprint = planFingerprint(plan, true);
     if (fingerprint !== spec.fingerprint) {
       throw new MillraceError(
@@ -32,6 +33,21 @@ export default async function runHost(spec: HostSpec): Promise<void> {
     const physical = planPhysical(plan, spec.physical);
     const statics = await loadStaticTables(plan, physical, spec.tasks);
     host = new Host(spec, plan, physical, statics);
+    const ready = host;
+    port.on('message', (m: DriverMessage) => {
+      if (m.type === 'commitSink') {
+        ready.commitSinks(m.epoch).then(
+          () => send({ type: 'sinkCommitted', hostIndex, epoch: m.epoch }),
+          (e: unknown) =>
+            send({
+              type: 'sinkCommitted',
+              hostIndex,
+              epoch: m.epoch,
+              error: serializeError(e, ready.location()),
+            }),
+        );
+      }
+    });
     send({ type: 'ready', hostIndex });
     await host.run();
     host.report(-1);
@@ -41,6 +57,7 @@ export default async function runHost(spec: HostSpec): Promise<void> {
     if (host) host.report(-1);
     send({ type: 'failed', hostIndex, error });
   } finally {
+    port.removeAllListeners('message');
     host?.dispose();
   }
 }

@@ -1,0 +1,162 @@
+import { type ChildProcess, spawn } from 'node:child_process';
+import { once } from 'node:events';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import type { Payment } from '../fixtures/jobs/kafka.js';
+import { TestBroker } from '../kafka/broker/index.js';
+import { kafkaClient } from '../kafka/kafkajs-helpers.js';
+import { type CrashTestResult, commits, counts, pause, random } from './harness.js';
+
+const BIN = fileURLToPath(new URL('../../../bin/millrace.js', import.meta.url));
+const JOB = fileURLToPath(new URL('../fixtures/jobs/kafka.js', import.meta.url));
+
+export interface KafkaCrashTestOptions {
+  /** How many runs are killed with SIGKILL before the last one runs to the end. */
+  readonly kills: number;
+  readonly trigger: 'realTime' | 'microBatch';
+  readonly seed: number;
+  /** Payments produced to the input topic before each run. */
+  readonly rowsPerRun: number;
+  /** A run is killed at a random moment in `[0, maxRunMs)` after it was started. */
+  readonly maxRunMs: number;
+  readonly finalTimeoutMs?: number;
+  readonly log?: (line: string) => void;
+}
+
+/** The i-th payment: cards cycle, amounts count up (every payment is distinct). */
+function payment(i: number): Payment {
+  return { card: `c${i % 7}`, amount: i, ts: 1_000_000 + i };
+}
+
+/**
+ * Kafka → query → Kafka, exactly-once, killed at random moments. The test broker runs in this
+ * process; the job (`fixtures/jobs/kafka.js`, `case=copy`, `exactlyOnce=true`) runs in a child
+ * process on a checkpoint and is killed with SIGKILL `kills` times — half the runs at any moment,
+ * half soon after a commit — while payments keep arriving on the input topic. A last run with
+ * `Trigger.availableNow()` finishes the input. Then a `read_committed` reader of the output topic
+ * must see every payment exactly once.
+ */
+export async function kafkaCrashTest(options: KafkaCrashTestOptions): Promise<CrashTestResult> {
+  const log = options.log ?? (() => {});
+  const rng = random(options.seed);
+  const root = mkdtempSync(join(tmpdir(), 'millrace-kafka-crash-'));
+  const checkpoint = join(root, 'checkpoint');
+  const broker = await TestBroker.start({ autoCreateTopics: false });
+  broker.createTopic('in', 2);
+  broker.createTopic('out', 2);
+  const producer = kafkaClient(broker.bootstrap).producer({ idempotent: true });
+  await producer.connect();
+  const events: Payment[] = [];
+  const produce = async (n: number) => {
+    const batch = Array.from({ length: n }, (_, j) => payment(events.length + j));
+    await producer.send({
+      topic: 'in',
+      messages: batch.map((p) => ({ key: p.card, value: JSON.stringify(p), partition: p.amount % 2 })),
+    });
+    events.push(...batch);
+  };
+  const args = (trigger: string) => [
+    BIN,
+    'run',
+    JOB,
+    '--checkpoint',
+    checkpoint,
+    '-p',
+    `brokers=${broker.bootstrap}`,
+    '-p',
+    'case=copy',
+    '-p',
+    'exactlyOnce=true',
+    '-p',
+    `trigger=${trigger}`,
+    '-p',
+    'interval=100',
+    '-p',
+    'checkpointInterval=200 ms',
+  ];
+  const errors: string[] = [];
+  const children = new Set<ChildProcess>();
+  try {
+    for (let run = 0; run < options.kills; run++) {
+      await produce(options.rowsPerRun);
+      const child = spawn(process.execPath, args(options.trigger), { stdio: ['ignore', 'ignore', 'pipe'] });
+      children.add(child);
+      let stderr = '';
+      child.stderr!.on('data', (d: Buffer) => {
+        stderr = (stderr + d.toString()).slice(-4000);
+      });
+      const exited = once(child, 'exit');
+      let ended = false;
+      void exited.then(() => {
+        ended = true;
+      });
+      const afterCommit = rng() < 0.5;
+      const delay = Math.floor(rng() * (afterCommit ? options.maxRunMs / 3 : options.maxRunMs));
+      if (afterCommit) {
+        const before = commits(checkpoint);
+        const deadline = Date.now() + 30_000;
+        while (!ended && commits(checkpoint) <= before && Date.now() < deadline) await pause(10);
+      }
+      // More payments arrive while the run is up.
+      await produce(Math.ceil(options.rowsPerRun / 2));
+      const early = await Promise.race([exited.then(() => true), pause(delay).then(() => ended)]);
+      if (early) {
+        errors.push(`run ${run} ended by itself (exit ${child.exitCode}) before its kill: ${stderr.trim()}`);
+      } else {
+        child.kill('SIGKILL');
+        await exited;
+      }
+      children.delete(child);
+      const when = afterCommit ? `${delay} ms after a commit` : `${delay} ms after its start`;
+      log(
+        `run ${run}: killed ${when}; ${events.length} payments in, newest committed epoch ${commits(checkpoint)}`,
+      );
+    }
+    const last = spawn(process.execPath, args('availableNow'), { stdio: ['ignore', 'ignore', 'pipe'] });
+    children.add(last);
+    let stderr = '';
+    last.stderr!.on('data', (d: Buffer) => {
+      stderr = (stderr + d.toString()).slice(-4000);
+    });
+    const timer = setTimeout(() => last.kill('SIGKILL'), options.finalTimeoutMs ?? 60_000);
+    const [code, signal] = (await once(last, 'exit')) as [number | null, string | null];
+    clearTimeout(timer);
+    children.delete(last);
+    if (code !== 0) errors.push(`the last run ended with exit ${code ?? signal}: ${stderr.trim()}`);
+    log(`last run: exit ${code ?? signal}`);
+
+    const written: Payment[] = [];
+    for (const p of [0, 1]) {
+      for (const r of await broker.records('out', p, { isolation: 'read_committed' })) {
+        written.push(JSON.parse(r.value!.toString()) as Payment);
+      }
+    }
+    const want = counts(events);
+    const got = counts(written);
+    const missing: string[] = [];
+    const duplicated: string[] = [];
+    const unexpected: string[] = [];
+    for (const [row, n] of want) {
+      const m = got.get(row) ?? 0;
+      if (m < n) missing.push(row);
+      else if (m > n) duplicated.push(`${row} ×${m}`);
+    }
+    for (const row of got.keys()) if (!want.has(row)) unexpected.push(row);
+    return {
+      kills: options.kills,
+      errors,
+      expectedRows: events.length,
+      outputRows: written.length,
+      missing,
+      duplicated,
+      unexpected,
+    };
+  } finally {
+    for (const c of children) c.kill('SIGKILL');
+    await producer.disconnect().catch(() => {});
+    await broker.close();
+    rmSync(root, { recursive: true, force: true });
+  }
+}

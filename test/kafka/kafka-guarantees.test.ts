@@ -1,0 +1,349 @@
+import assert from 'node:assert/strict';
+import { once } from 'node:events';
+import { rmSync } from 'node:fs';
+import { join } from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import type { Producer } from 'kafkajs';
+import {
+  type KafkaRow,
+  type MillraceError,
+  type StreamingQuery,
+  type StreamingQueryProgress,
+  startQuery,
+} from '../../src/index.js';
+import type { Payment } from '../fixtures/jobs/kafka.js';
+import { tempDirs } from '../fixtures/temp-dirs.js';
+import { TestBroker } from './broker/index.js';
+import { kafkaClient } from './kafkajs-helpers.js';
+import { KCAT_UNAVAILABLE, kcatAvailable, kcatConsume } from './kcat.js';
+
+const job = new URL('../fixtures/jobs/kafka.js', import.meta.url);
+const tempDir = tempDirs('millrace-kafka-guarantees');
+
+const pay = (card: string, amount: number, ts = 0): Payment => ({ card, amount, ts });
+
+/**
+ * The sink's and the source's guarantees against the project's Kafka-protocol test broker, which
+ * implements idempotent producing, transactions with read_committed fetching, consumer groups,
+ * DeleteRecords, and fault injection (lost acknowledgements, dropped connections, restarts).
+ */
+describe('Kafka source and sink guarantees (test broker)', () => {
+  let broker: TestBroker;
+  /** A second broker the lost-acknowledgement tests write to, so that only the sink's acks are lost. */
+  let outBroker: TestBroker;
+  let producer: Producer;
+  let topics = 0;
+
+  function topic(partitions: number): string {
+    const name = `g-${topics++}`;
+    broker.createTopic(name, partitions);
+    return name;
+  }
+
+  async function produce(name: string, payments: Payment[], partition = 0): Promise<void> {
+    await producer.send({
+      topic: name,
+      messages: payments.map((p) => ({ key: p.card, value: JSON.stringify(p), partition })),
+    });
+  }
+
+  /** Values of a topic as a read_committed (or read_uncommitted) reader sees them, per partition in offset order. */
+  async function values(
+    name: string,
+    partitions: number,
+    isolation: 'read_committed' | 'read_uncommitted' = 'read_committed',
+  ): Promise<string[]> {
+    const out: string[] = [];
+    for (let p = 0; p < partitions; p++) {
+      for (const r of await broker.records(name, p, { isolation })) out.push(r.value!.toString());
+    }
+    return out;
+  }
+
+  function start(params: Record<string, string>, checkpoint?: string): Promise<StreamingQuery> {
+    return startQuery(job, {
+      params: { brokers: broker.bootstrap, ...params },
+      clock: 'manual',
+      checkpointLocation: checkpoint,
+    });
+  }
+
+  before(async () => {
+    broker = await TestBroker.start({ autoCreateTopics: false });
+    outBroker = await TestBroker.start({ autoCreateTopics: false });
+    producer = kafkaClient(broker.bootstrap).producer({ idempotent: true });
+    await producer.connect();
+  });
+
+  after(async () => {
+    await producer?.disconnect();
+    await broker?.close();
+    await outBroker?.close();
+  });
+
+  it('exactly-once: each epoch is one transaction; a read_committed reader sees every row once', async () => {
+    const input = topic(2);
+    const output = topic(2);
+    const payments = [pay('a', 1), pay('b', 2), pay('c', 3)];
+    await produce(input, payments.slice(0, 2), 0);
+    await produce(input, payments.slice(2), 1);
+    const checkpoint = tempDir();
+    const q = await start({ topic: input, outTopic: output, case: 'copy', exactlyOnce: 'true' }, checkpoint);
+    try {
+      await q.processAllAvailable();
+      // Nothing is visible before the epoch ends: the transaction is still open.
+      assert.deepEqual(await values(output, 2), []);
+      assert.equal((await values(output, 2, 'read_uncommitted')).length, 3);
+      const committed = once(q, 'epochCommitted');
+      q.clock.advance(1000);
+      await committed;
+      assert.deepEqual((await values(output, 2)).sort(), payments.map((p) => JSON.stringify(p)).sort());
+    } finally {
+      await q.stop();
+    }
+    // A second run reads nothing new and writes nothing again.
+    const again = await start(
+      { topic: input, outTopic: output, case: 'copy', exactlyOnce: 'true' },
+      checkpoint,
+    );
+    await again.processAllAvailable();
+    await again.stop();
+    assert.equal((await values(output, 2)).length, 3);
+  });
+
+  it('exactly-once: an epoch redone after its transaction committed is not written twice', async () => {
+    const input = topic(1);
+    const output = topic(1);
+    const checkpoint = tempDir();
+    await produce(input, [pay('a', 1), pay('b', 2)]);
+    const params = {
+      topic: input,
+      outTopic: output,
+      case: 'copy',
+      exactlyOnce: 'true',
+      transactionalIdPrefix: 'redo',
+    };
+    const q = await start(params, checkpoint);
+    await q.processAllAvailable();
+    const committed = once(q, 'epochCommitted');
+    q.clock.advance(1000);
+    const [epoch] = (await committed) as [number];
+    await q.stop();
+    // As if the run had died after the sink's transaction of the epoch committed but before the
+    // checkpoint did: the epoch's commit file goes, so the next run redoes the epoch.
+    // (The stop committed one more epoch, without rows: it goes too, offsets and all.)
+    rmSync(join(checkpoint, 'commits', String(epoch + 1)), { force: true });
+    rmSync(join(checkpoint, 'offsets', String(epoch + 1)), { force: true });
+    rmSync(join(checkpoint, 'commits', String(epoch)), { force: true });
+    const redo = await start(params, checkpoint);
+    await redo.processAllAvailable();
+    await redo.stop();
+    assert.deepEqual(await values(output, 1), [JSON.stringify(pay('a', 1)), JSON.stringify(pay('b', 2))]);
+  });
+
+  it('at-least-once: a lost produce acknowledgement makes no duplicate with the idempotent producer', async () => {
+    const input = topic(1);
+    outBroker.createTopic('idempotent', 1);
+    await produce(input, [pay('a', 1)]);
+    const q = await start({
+      topic: input,
+      outBrokers: outBroker.bootstrap,
+      outTopic: 'idempotent',
+      case: 'copy',
+    });
+    try {
+      await q.processAllAvailable();
+      outBroker.loseNextProduceAck();
+      await produce(input, [pay('b', 2)]);
+      await q.processAllAvailable();
+      await produce(input, [pay('c', 3)]);
+      await q.processAllAvailable();
+    } finally {
+      await q.stop();
+    }
+    const written = (await outBroker.records('idempotent', 0, { isolation: 'read_committed' })).map((r) =>
+      r.value!.toString(),
+    );
+    assert.deepEqual(
+      written,
+      ['a', 'b', 'c'].map((c, i) => JSON.stringify(pay(c, i + 1))),
+    );
+  });
+
+  it('at-least-once without idempotence: a lost acknowledgement writes that send again (documented)', async () => {
+    const input = topic(1);
+    outBroker.createTopic('plain', 1);
+    await produce(input, [pay('a', 1)]);
+    const q = await start({
+      topic: input,
+      outBrokers: outBroker.bootstrap,
+      outTopic: 'plain',
+      case: 'copy',
+      idempotent: 'false',
+    });
+    try {
+      await q.processAllAvailable();
+      outBroker.loseNextProduceAck();
+      await produce(input, [pay('b', 2)]);
+      await q.processAllAvailable();
+    } finally {
+      await q.stop();
+    }
+    const a = JSON.stringify(pay('a', 1));
+    const b = JSON.stringify(pay('b', 2));
+    const written = (await outBroker.records('plain', 0, { isolation: 'read_committed' })).map((r) =>
+      r.value!.toString(),
+    );
+    assert.deepEqual(written, [a, b, b]);
+  });
+
+  it('reads only committed transactions under read_committed, everything under read_uncommitted', async () => {
+    const input = topic(1);
+    const txProducer = kafkaClient(broker.bootstrap).producer({
+      transactionalId: `tx-${input}`,
+      maxInFlightRequests: 1,
+    });
+    await txProducer.connect();
+    try {
+      const aborted = await txProducer.transaction();
+      await aborted.send({ topic: input, messages: [{ value: JSON.stringify(pay('aborted', 1)) }] });
+      await aborted.abort();
+      const kept = await txProducer.transaction();
+      await kept.send({ topic: input, messages: [{ value: JSON.stringify(pay('kept', 2)) }] });
+      await kept.commit();
+    } finally {
+      await txProducer.disconnect();
+    }
+    for (const isolation of ['read_committed', 'read_uncommitted']) {
+      const q = await start({ topic: input, isolation });
+      await q.processAllAvailable();
+      await q.stop();
+      const cards = (q.sink('out').rows() as KafkaRow<Payment>[]).map((r) => r.value.card);
+      assert.deepEqual(cards, isolation === 'read_committed' ? ['kept'] : ['aborted', 'kept']);
+    }
+  });
+
+  it('offsets deleted before a restart fail it under failOnDataLoss, and are skipped and counted without', async () => {
+    const input = topic(1);
+    const checkpoint = tempDir();
+    await produce(input, [pay('a', 1)]);
+    const first = await start({ topic: input }, checkpoint);
+    await first.processAllAvailable();
+    await first.stop();
+    await produce(input, [pay('b', 2), pay('c', 3), pay('d', 4)]);
+    broker.deleteRecordsBefore(input, 0, 3);
+    const strict = await start({ topic: input }, checkpoint);
+    await assert.rejects(strict.awaitTermination(), (e: MillraceError) => {
+      assert.equal(e.code, 'SOURCE_DATA_LOST');
+      assert.match(e.message, new RegExp(`${input}-0 offsets 1 to 2 no longer exist`));
+      return true;
+    });
+    const lenient = await start({ topic: input, failOnDataLoss: 'false' }, checkpoint);
+    try {
+      await lenient.processAllAvailable();
+      assert.deepEqual(
+        (lenient.sink('out').rows() as KafkaRow<Payment>[]).map((r) => `${r.offset} ${r.value.card}`),
+        ['3 d'],
+      );
+      const progress = once(lenient, 'progress');
+      lenient.clock.advance(1000);
+      const [p] = (await progress) as [StreamingQueryProgress];
+      assert.equal(p.sources[0]!.metrics?.offsetsLost, 2);
+    } finally {
+      await lenient.stop();
+    }
+  });
+
+  it('a topic deleted while the query runs fails it under failOnDataLoss', async () => {
+    const input = topic(1);
+    // Its own producer: a kafkajs client that wrote to a deleted topic keeps asking for it.
+    const own = kafkaClient(broker.bootstrap).producer();
+    await own.connect();
+    await own.send({ topic: input, messages: [{ value: JSON.stringify(pay('a', 1)) }] });
+    await own.disconnect();
+    const q = await start({ topic: input });
+    await q.processAllAvailable();
+    broker.deleteTopic(input);
+    await assert.rejects(q.awaitTermination(), (e: MillraceError) => {
+      assert.equal(e.code, 'SOURCE_DATA_LOST');
+      assert.match(e.message, new RegExp(`${input}-0 no longer exists`));
+      return true;
+    });
+  });
+
+  it('commits its offsets to groupId for monitoring, and resumes from its checkpoint whatever the group says', async () => {
+    const input = topic(2);
+    const checkpoint = tempDir();
+    await produce(input, [pay('a', 1), pay('b', 2)], 0);
+    await produce(input, [pay('c', 3)], 1);
+    const first = await start({ topic: input, groupId: 'monitor' }, checkpoint);
+    try {
+      await first.processAllAvailable();
+      const committed = once(first, 'epochCommitted');
+      first.clock.advance(1000);
+      await committed;
+      // The committed epoch's offsets go to the group in the background: wait for them (bounded).
+      const deadline = Date.now() + 10_000;
+      while (broker.committedOffset('monitor', input, 1) !== 1 && Date.now() < deadline) {
+        await new Promise((r) => setTimeout(r, 10));
+      }
+      assert.equal(broker.committedOffset('monitor', input, 0), 2);
+      assert.equal(broker.committedOffset('monitor', input, 1), 1);
+    } finally {
+      await first.stop();
+    }
+    const admin = kafkaClient(broker.bootstrap).admin();
+    await admin.connect();
+    await admin.setOffsets({ groupId: 'monitor', topic: input, partitions: [{ partition: 0, offset: '0' }] });
+    await admin.disconnect();
+    await produce(input, [pay('d', 4)], 0);
+    const second = await start({ topic: input, groupId: 'monitor' }, checkpoint);
+    try {
+      await second.processAllAvailable();
+      assert.deepEqual(
+        (second.sink('out').rows() as KafkaRow<Payment>[]).map((r) => r.value.card),
+        ['d'],
+      );
+    } finally {
+      await second.stop();
+    }
+  });
+
+  it('a broker restart mid-stream loses nothing and writes nothing twice (source and sink)', async () => {
+    const input = topic(1);
+    const output = topic(1);
+    await produce(input, [pay('a', 1)]);
+    const q = await start({ topic: input, outTopic: output, case: 'copy' });
+    try {
+      await q.processAllAvailable();
+      await broker.stop();
+      await broker.start();
+      await produce(input, [pay('b', 2)]);
+      broker.dropConnections();
+      await produce(input, [pay('c', 3)]);
+      await q.processAllAvailable();
+    } finally {
+      await q.stop();
+    }
+    assert.deepEqual(
+      await values(output, 1),
+      ['a', 'b', 'c'].map((c, i) => JSON.stringify(pay(c, i + 1))),
+    );
+  });
+
+  it('kcat, reading read_committed, sees an exactly-once sink’s rows once', {
+    skip: !kcatAvailable() && KCAT_UNAVAILABLE,
+  }, async () => {
+    const input = topic(1);
+    const output = topic(1);
+    await produce(input, [pay('a', 1), pay('b', 2)]);
+    const q = await start({ topic: input, outTopic: output, case: 'copy', exactlyOnce: 'true' });
+    await q.processAllAvailable();
+    await q.stop();
+    const read = await kcatConsume(broker.bootstrap, output, { isolation: 'read_committed' });
+    assert.deepEqual(
+      read.map((m) => `${m.key} ${m.value}`),
+      [`a ${JSON.stringify(pay('a', 1))}`, `b ${JSON.stringify(pay('b', 2))}`],
+    );
+  });
+});
