@@ -5,7 +5,15 @@ import { renderCheckpointReport } from './checkpoint-report.js';
 import { FRAUD_USAGE, parseFraudArgs, runFraud } from './fraud.js';
 import { IDLE_USAGE, parseIdleArgs, runIdle } from './idle.js';
 import {
+  KAFKA_OPTIONS_USAGE,
+  type KafkaLoopKind,
+  parseKafkaLoopArgs,
+  runKafkaLoop,
+  splitKafkaArgs,
+} from './kafka-loop.js';
+import {
   renderFraudReport,
+  renderKafkaLoopReport,
   renderStreamStaticJoinReport,
   renderWindowedCountReport,
 } from './millrace-report.js';
@@ -23,10 +31,12 @@ export const BENCH_USAGE = `millrace bench <scenario> [options]
 
 Scenarios:
   stateless   E1 latency at constant rates and T1 sustainable throughput (--find-max), beside a
-              postMessage worker pipeline doing the same work
+              postMessage worker pipeline doing the same work; with --kafka brokers, K1: Kafka in
+              the loop
   windowed-count
               E2 latency and T2 sustainable throughput (--find-max) of a keyed 1-s tumbling count
-              with a shuffle, in update mode (Millrace only)
+              with a shuffle, in update mode (Millrace only); with --kafka brokers, K2: Kafka in
+              the loop
   fraud       E4 latency of the fraud demo's detector (risk UDF, merchant-risk join, a shuffle by
               card, transformWithState with TTL state and event-time timers), one verdict per
               payment (Millrace only)
@@ -40,6 +50,18 @@ Scenarios:
 millrace bench <scenario> --help shows the options of a scenario. Method and targets: docs/benchmarks.md.
 `;
 
+/** A scenario with Kafka in the loop (`--kafka brokers`): K1 or K2. */
+async function runKafkaScenario(
+  kind: KafkaLoopKind,
+  args: { kafka: string[]; rest: string[] },
+  io: CliIO,
+  signal: AbortSignal,
+): Promise<void> {
+  const options = parseKafkaLoopArgs(args.rest, args.kafka);
+  const result = await runKafkaLoop(kind, options, io, signal);
+  io.out(options.json ? `${JSON.stringify(result, null, 2)}\n` : renderKafkaLoopReport(result));
+}
+
 interface Scenario {
   usage: string;
   run(args: string[], io: CliIO, signal: AbortSignal): Promise<void>;
@@ -47,16 +69,20 @@ interface Scenario {
 
 const SCENARIOS: Record<string, Scenario> = {
   stateless: {
-    usage: STATELESS_USAGE,
+    usage: STATELESS_USAGE + KAFKA_OPTIONS_USAGE,
     async run(args, io, signal) {
+      const kafka = splitKafkaArgs(args);
+      if (kafka !== null) return runKafkaScenario('stateless', kafka, io, signal);
       const options = parseStatelessArgs(args);
       const result = await runStateless(options, io, signal);
       io.out(options.json ? `${JSON.stringify(result, null, 2)}\n` : renderStatelessReport(result));
     },
   },
   'windowed-count': {
-    usage: WINDOWED_COUNT_USAGE,
+    usage: WINDOWED_COUNT_USAGE + KAFKA_OPTIONS_USAGE,
     async run(args, io, signal) {
+      const kafka = splitKafkaArgs(args);
+      if (kafka !== null) return runKafkaScenario('count', kafka, io, signal);
       const options = parseWindowedCountArgs(args);
       const result = await runWindowedCount(options, io, signal);
       io.out(options.json ? `${JSON.stringify(result, null, 2)}\n` : renderWindowedCountReport(result));

@@ -1,6 +1,7 @@
 import { SKEW_WARNING_MS } from './aggregate.js';
 import { formatBytes, formatCount, formatRate, median, renderTable } from './format.js';
 import type { FraudResult } from './fraud.js';
+import type { KafkaLoopResult } from './kafka-loop.js';
 import type { MillraceScenarioResult } from './millrace-scenario.js';
 import type { CommonOptions } from './options.js';
 import { renderFindMax, renderFooter, renderHeader, renderLatencyTable } from './report.js';
@@ -117,5 +118,15 @@ export function renderFraudReport(r: FraudResult): string {
 export function renderStreamStaticJoinReport(r: StreamStaticJoinResult): string {
   return renderMillraceReport(r, {
     noTargets: 'BENCH.md has no target id for a stream–static join; see the baseline line for the anchor',
+  });
+}
+
+/** The tables `millrace bench stateless|windowed-count --kafka` print. */
+export function renderKafkaLoopReport(r: KafkaLoopResult): string {
+  return renderMillraceReport(r, {
+    ...(r.scenario === 'windowed-count-kafka'
+      ? { state: { operator: `the aggregation (${formatCount(r.settings.keys)} cards)`, rows: 'groups' } }
+      : {}),
+    noTargets: 'K1 and K2 are defined at 10 k rows/s',
   });
 }

@@ -29,6 +29,10 @@ export interface MillraceJob {
   observer?: RunObserver;
   /** How long `stop()` may take (default: the engine's, 30 s). */
   stopTimeoutMs?: number;
+  /** Before each run: more parameters for it (e.g. the fresh Kafka topics it uses). */
+  prepare?(rate: number): Promise<Record<string, string | number>>;
+  /** After each run, once its query stopped (e.g. stop a load generator, delete topics). */
+  cleanup?(): Promise<void>;
 }
 
 /** What a scenario that needs more than latency, backlog and state sees of a run. */
@@ -66,9 +70,10 @@ export function runMillrace(settings: RunSettings): Promise<MeasuredRun> {
 export async function runMillraceJob(job: MillraceJob, window: RunWindow): Promise<MeasuredRun> {
   window.signal.throwIfAborted();
   const clockChannel = `millrace-bench-clock-${randomUUID()}`;
-  const params = { ...job.params, rowsPerSecond: window.rate, clockChannel };
   const clocks = listenClockErrors(clockChannel);
   try {
+    const extra = (await job.prepare?.(window.rate)) ?? {};
+    const params = { ...job.params, ...extra, rowsPerSecond: window.rate, clockChannel };
     const q = await startQuery(job.url, {
       params,
       ...(job.checkpointLocation === undefined ? {} : { checkpointLocation: job.checkpointLocation }),
@@ -90,6 +95,7 @@ export async function runMillraceJob(job: MillraceJob, window: RunWindow): Promi
     return measured;
   } finally {
     clocks.close();
+    await job.cleanup?.();
   }
 }
 

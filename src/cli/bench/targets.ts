@@ -2,7 +2,7 @@ import { formatLatency, formatRate } from './format.js';
 
 /** One figure checked against its target of BENCH.md. */
 export interface TargetCheck {
-  id: 'E1' | 'E2' | 'E3' | 'E4' | 'T1' | 'T2' | 'I1' | 'C1';
+  id: 'E1' | 'E2' | 'E3' | 'E4' | 'T1' | 'T2' | 'I1' | 'C1' | 'K1' | 'K2';
   what: string;
   measured: number;
   unit: 'ms' | 'rows/s' | '%' | '×';
@@ -66,3 +66,8 @@ export function formatValue(value: number, unit: TargetCheck['unit']): string {
       return `${value.toFixed(2)}×`;
   }
 }
+
+/** K1 (Kafka in the loop, stateless) and K2 (Kafka in the loop, windowed count) are defined at this rate. */
+export const K_RATE = 10_000;
+export const K1_P99_MS = 2;
+export const K2_P99_MS = 5;

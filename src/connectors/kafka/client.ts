@@ -1,6 +1,11 @@
 import { createRequire } from 'node:module';
-import { Kafka, type KafkaConfig, logLevel } from 'kafkajs';
+import { type ISocketFactory, Kafka, type KafkaConfig, logLevel } from 'kafkajs';
 import { ErrorCode, invalidArgument, MillraceError } from '../../errors.js';
+
+const require = createRequire(import.meta.url);
+
+/** kafkajs' own socket factory (plain TCP or TLS, keep-alive on). */
+const defaultSocketFactory = require('kafkajs/src/network/socketFactory.js') as () => ISocketFactory;
 
 /** kafkajs client settings a source or sink passes through (everything but the brokers). */
 export type KafkaClientSettings = Omit<KafkaConfig, 'brokers'>;
@@ -23,14 +28,24 @@ export function parseBrokers(what: string, brokers: unknown): string[] {
   return list;
 }
 
-/** A kafkajs client; quiet unless the settings ask for its logs. */
+/**
+ * A kafkajs client; quiet unless the settings ask for its logs. Its sockets send at once
+ * (`TCP_NODELAY`): kafkajs leaves Nagle's algorithm on, which holds a small request back until
+ * the previous one is acknowledged, and that costs milliseconds per fetch and produce.
+ */
 export function kafkaClient(brokers: readonly string[], settings: KafkaClientSettings | undefined): Kafka {
+  const factory: ISocketFactory = settings?.socketFactory ?? defaultSocketFactory();
   return new Kafka({
     clientId: 'millrace',
     logLevel: logLevel.NOTHING,
     connectionTimeout: 3000,
     ...settings,
     brokers: [...brokers],
+    socketFactory: (args) => {
+      const socket = factory(args);
+      socket.setNoDelay(true);
+      return socket;
+    },
   });
 }
 
@@ -97,8 +112,6 @@ interface KafkaJsBatch {
   isEmptyIncludingFiltered(): boolean;
   lastOffset(): string;
 }
-
-const require = createRequire(import.meta.url);
 
 /** kafkajs' `Batch`: drops control records and rows of aborted transactions from a fetch. */
 export const Batch = require('kafkajs/src/consumer/batch.js') as new (

@@ -80,8 +80,12 @@ export interface KafkaSourceOptions {
  * job.readStream(sources.kafka<Payment>({ name: 'payments', brokers: 'localhost:9092',
  *   topic: 'payments', value: 'json', startingOffsets: 'earliest' }))
  */
-export function kafkaSource<V = unknown>(options: KafkaSourceOptions & { valueOnly: true }): KafkaSourceSpec<V>;
-export function kafkaSource<V = unknown, K = string>(options: KafkaSourceOptions): KafkaSourceSpec<KafkaRow<V, K>>;
+export function kafkaSource<V = unknown>(
+  options: KafkaSourceOptions & { valueOnly: true },
+): KafkaSourceSpec<V>;
+export function kafkaSource<V = unknown, K = string>(
+  options: KafkaSourceOptions,
+): KafkaSourceSpec<KafkaRow<V, K>>;
 export function kafkaSource<V = unknown, K = string>(
   options: KafkaSourceOptions,
 ): KafkaSourceSpec<KafkaRow<V, K>> | KafkaSourceSpec<V> {
