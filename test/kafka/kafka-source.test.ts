@@ -97,6 +97,28 @@ describe('sources.kafka against librdkafka’s mock cluster', { skip }, () => {
     }
   });
 
+  it('reads every topic a topicPattern matches, partitions sorted by topic', async () => {
+    await cluster.createTopic('pattern-b', 1);
+    await cluster.createTopic('pattern-a', 2);
+    await cluster.createTopic('other-pattern', 1);
+    await produce('pattern-b', 0, [pay('b', 1)]);
+    await produce('pattern-a', 1, [pay('a', 2)]);
+    await produce('other-pattern', 0, [pay('x', 3)]);
+    const q = await start({ topicPattern: '^pattern-' });
+    try {
+      await q.processAllAvailable();
+      assert.deepEqual(seen(q), ['pattern-a-1@0 a 2', 'pattern-b-0@0 b 1']);
+      // Three source partitions: pattern-a 0 and 1, then pattern-b 0.
+      const progress = once(q, 'progress');
+      q.clock.advance(1000);
+      const [p] = (await progress) as [StreamingQueryProgress];
+      assert.equal(p.sources[0]!.description, 'KafkaSource[/^pattern-/]');
+      assert.deepEqual(p.sources[0]!.endOffset, { 0: 0, 1: 1, 2: 1 });
+    } finally {
+      await q.stop();
+    }
+  });
+
   it('reads what kcat, an independent client, produced', async () => {
     const name = await topic(1);
     await kcatProduce(cluster.bootstrap, name, [
@@ -285,6 +307,60 @@ describe('sources.kafka against librdkafka’s mock cluster', { skip }, () => {
       await produce(name, 0, [pay('c', 3)]);
       await q.processAllAvailable();
       assert.deepEqual(seen(q), [`${name}-0@0 a 1`, `${name}-0@1 b 2`, `${name}-0@2 c 3`]);
+    } finally {
+      await q.stop();
+    }
+  });
+});
+
+describe('sources.kafka when partition leadership moves (mock cluster of 3 brokers)', { skip }, () => {
+  let cluster: MockCluster;
+  let producer: Producer;
+
+  before(async () => {
+    cluster = await startMockCluster({ brokers: 3, topics: [{ name: 'moving', partitions: 2 }] });
+    const kafka = new Kafka({
+      brokers: cluster.brokers,
+      logLevel: logLevel.NOTHING,
+      retry: { initialRetryTime: 50, retries: 20 },
+    });
+    producer = kafka.producer({ allowAutoTopicCreation: false });
+    await producer.connect();
+  });
+
+  after(async () => {
+    await producer?.disconnect();
+    await cluster?.close();
+  });
+
+  it('follows a partition to its new leader: nothing lost, nothing read twice', async () => {
+    const send = (partition: number, payments: Payment[]) =>
+      producer.send({
+        topic: 'moving',
+        messages: payments.map((p) => ({ value: JSON.stringify(p), partition })),
+      });
+    await cluster.setLeader('moving', 0, 1);
+    await cluster.setLeader('moving', 1, 2);
+    await send(0, [pay('a', 1)]);
+    await send(1, [pay('b', 2)]);
+    const q = await startQuery(job, {
+      params: { brokers: cluster.bootstrap, topic: 'moving' },
+      clock: 'manual',
+    });
+    try {
+      await q.processAllAvailable();
+      // Partition 0 moves to broker 3: the source's fetches to broker 1 fail, it refreshes
+      // metadata and fetches from broker 3, from where it stood.
+      await cluster.setLeader('moving', 0, 3);
+      await send(0, [pay('c', 3)]);
+      await send(1, [pay('d', 4)]);
+      await q.processAllAvailable();
+      assert.deepEqual(seen(q), [
+        'moving-0@0 null 1',
+        'moving-0@1 null 3',
+        'moving-1@0 null 2',
+        'moving-1@1 null 4',
+      ]);
     } finally {
       await q.stop();
     }

@@ -167,8 +167,10 @@ export class KafkaSourceFeed {
     }
     let offsets: Awaited<ReturnType<InternalCluster['fetchTopicsOffset']>>;
     try {
-      offsets = await cluster.fetchTopicsOffset(
-        [...byTopic].map(([topic, partitions]) => ({ topic, partitions, fromBeginning: false })),
+      offsets = await this.retrying(() =>
+        cluster.fetchTopicsOffset(
+          [...byTopic].map(([topic, partitions]) => ({ topic, partitions, fromBeginning: false })),
+        ),
       );
     } catch (e) {
       if (this.closed) return false;
@@ -508,8 +510,11 @@ export class KafkaSourceFeed {
     const [topic, partition] = this.partitions[p]!;
     const list = async (fromBeginning: boolean) =>
       Number(
-        (await this.cluster!.fetchTopicsOffset([{ topic, partitions: [{ partition }], fromBeginning }]))[0]!
-          .partitions[0]!.offset,
+        (
+          await this.retrying(() =>
+            this.cluster!.fetchTopicsOffset([{ topic, partitions: [{ partition }], fromBeginning }]),
+          )
+        )[0]!.partitions[0]!.offset,
       );
     const earliest = await list(true);
     const latest = await list(false);
@@ -531,6 +536,26 @@ export class KafkaSourceFeed {
     this.position[p] = to;
     this.writeDueEnds(p);
     this.settleCatchUps();
+  }
+
+  /**
+   * Runs a request to the brokers again while it fails for a reason that passes (a leader moved,
+   * a broker restarts, a connection dropped): metadata is refreshed between tries, with backoff
+   * from 50 ms to 1 s, for at most RETRY_FOR_MS.
+   */
+  private async retrying<T>(request: () => Promise<T>): Promise<T> {
+    const started = Date.now();
+    let backoff = 50;
+    for (;;) {
+      try {
+        return await request();
+      } catch (e) {
+        if (this.closed || Date.now() - started > RETRY_FOR_MS) throw e;
+        await new Promise((r) => setTimeout(r, backoff));
+        backoff = Math.min(1000, backoff * 2);
+        await this.cluster?.refreshMetadata().catch(() => {});
+      }
+    }
   }
 
   private indexOf(topic: string, partition: number): number {
