@@ -165,35 +165,13 @@ export async function crashTest(options: CrashTestOptions): Promise<CrashTestRes
     const perRun = Math.ceil(options.files / Math.max(1, options.kills));
     for (let run = 0; run < options.kills; run++) {
       addFiles((run + 1) * perRun);
-      const child = spawn(process.execPath, args(options.trigger), { stdio: ['ignore', 'ignore', 'pipe'] });
-      children.add(child);
-      let stderr = '';
-      child.stderr!.on('data', (d: Buffer) => {
-        stderr = (stderr + d.toString()).slice(-4000);
+      const { error, when } = await runAndKill(args(options.trigger), {
+        checkpoint,
+        rng,
+        maxRunMs: options.maxRunMs,
+        children,
       });
-      const exited = once(child, 'exit');
-      let ended = false;
-      void exited.then(() => {
-        ended = true;
-      });
-      // Half the runs die at any moment (starting, recovering, running); the other half once they
-      // committed an epoch of their own, so that every kill point of a running query is reached.
-      const afterCommit = rng() < 0.5;
-      const delay = Math.floor(rng() * (afterCommit ? options.maxRunMs / 3 : options.maxRunMs));
-      if (afterCommit) {
-        const before = commits(checkpoint);
-        const deadline = Date.now() + 30_000;
-        while (!ended && commits(checkpoint) <= before && Date.now() < deadline) await pause(10);
-      }
-      const early = await Promise.race([exited.then(() => true), pause(delay).then(() => ended)]);
-      if (early) {
-        errors.push(`run ${run} ended by itself (exit ${child.exitCode}) before its kill: ${stderr.trim()}`);
-      } else {
-        child.kill('SIGKILL');
-        await exited;
-      }
-      children.delete(child);
-      const when = afterCommit ? `${delay} ms after a commit` : `${delay} ms after its start`;
+      if (error !== undefined) errors.push(`run ${run} ${error}`);
       log(`run ${run}: killed ${when}; ${written} files in, newest committed epoch ${commits(checkpoint)}`);
     }
     addFiles(options.files);
@@ -201,19 +179,9 @@ export async function crashTest(options: CrashTestOptions): Promise<CrashTestRes
       // One event far ahead moves the watermark past every window of the events before it.
       writeFile('events-99999.jsonl', [{ k: 'end', ts: 1_000_000 + events.length * 13 + 3_600_000, v: 0 }]);
     }
-    const last = spawn(process.execPath, args('availableNow'), { stdio: ['ignore', 'ignore', 'pipe'] });
-    children.add(last);
-    let stderr = '';
-    last.stderr!.on('data', (d: Buffer) => {
-      stderr = (stderr + d.toString()).slice(-4000);
-    });
-    const timeoutMs = options.finalTimeoutMs ?? 60_000;
-    const timer = setTimeout(() => last.kill('SIGKILL'), timeoutMs);
-    const [code, signal] = (await once(last, 'exit')) as [number | null, string | null];
-    clearTimeout(timer);
-    children.delete(last);
-    if (code !== 0) errors.push(`the last run ended with exit ${code ?? signal}: ${stderr.trim()}`);
-    log(`last run: exit ${code ?? signal}`);
+    const last = await runToEnd(args('availableNow'), options.finalTimeoutMs ?? 60_000, children);
+    if (last.error !== undefined) errors.push(`the last run ${last.error}`);
+    log(`last run: exit ${last.exit}`);
 
     const want = counts(expected(options.query, events));
     if (options.keep)
@@ -223,25 +191,98 @@ export async function crashTest(options: CrashTestOptions): Promise<CrashTestRes
       log(`manifests at read: ${readdirSync(join(output, '_manifest')).sort().join(' ')}`);
       log(`files at read: ${readdirSync(output).sort().join(' ')}`);
     }
-    const missing: string[] = [];
-    const duplicated: string[] = [];
-    const unexpected: string[] = [];
-    for (const [row, n] of want) {
-      const m = got.get(row) ?? 0;
-      if (m < n) missing.push(row);
-      else if (m > n) duplicated.push(`${row} ×${m}`);
-    }
-    for (const row of got.keys()) if (!want.has(row)) unexpected.push(row);
-    let outputRows = 0;
-    for (const n of got.values()) outputRows += n;
-    let expectedRows = 0;
-    for (const n of want.values()) expectedRows += n;
-    return { kills: options.kills, errors, expectedRows, outputRows, missing, duplicated, unexpected };
+    return { kills: options.kills, errors, ...compareCounts(want, got) };
   } finally {
     for (const c of children) c.kill('SIGKILL');
     if (options.keep) log(`kept ${root}`);
     else rmSync(root, { recursive: true, force: true });
   }
+}
+
+/**
+ * Runs `node <args>` in a child process and kills it with SIGKILL: half the runs at a random
+ * moment in `[0, maxRunMs)` after their start (starting, recovering, running), the other half
+ * soon after they committed an epoch of their own, so that every kill point of a running query is
+ * reached. `duringRun` runs once the run is up (after that commit). A run that ends before its
+ * kill is an error (its standard error is in the message).
+ */
+export async function runAndKill(
+  args: string[],
+  o: {
+    checkpoint: string;
+    rng: () => number;
+    maxRunMs: number;
+    children: Set<ChildProcess>;
+    duringRun?: () => Promise<void>;
+  },
+): Promise<{ error?: string; when: string }> {
+  const child = spawn(process.execPath, args, { stdio: ['ignore', 'ignore', 'pipe'] });
+  o.children.add(child);
+  let stderr = '';
+  child.stderr!.on('data', (d: Buffer) => {
+    stderr = (stderr + d.toString()).slice(-4000);
+  });
+  const exited = once(child, 'exit');
+  let ended = false;
+  void exited.then(() => {
+    ended = true;
+  });
+  const afterCommit = o.rng() < 0.5;
+  const delay = Math.floor(o.rng() * (afterCommit ? o.maxRunMs / 3 : o.maxRunMs));
+  if (afterCommit) {
+    const before = commits(o.checkpoint);
+    const deadline = Date.now() + 30_000;
+    while (!ended && commits(o.checkpoint) <= before && Date.now() < deadline) await pause(10);
+  }
+  await o.duringRun?.();
+  const early = await Promise.race([exited.then(() => true), pause(delay).then(() => ended)]);
+  let error: string | undefined;
+  if (early) {
+    error = `ended by itself (exit ${child.exitCode}) before its kill: ${stderr.trim()}`;
+  } else {
+    child.kill('SIGKILL');
+    await exited;
+  }
+  o.children.delete(child);
+  return { error, when: afterCommit ? `${delay} ms after a commit` : `${delay} ms after its start` };
+}
+
+/** Runs `node <args>` to its end (killed after `timeoutMs`); an exit status other than 0 is an error. */
+export async function runToEnd(
+  args: string[],
+  timeoutMs: number,
+  children: Set<ChildProcess>,
+): Promise<{ exit: number | string; error?: string }> {
+  const child = spawn(process.execPath, args, { stdio: ['ignore', 'ignore', 'pipe'] });
+  children.add(child);
+  let stderr = '';
+  child.stderr!.on('data', (d: Buffer) => {
+    stderr = (stderr + d.toString()).slice(-4000);
+  });
+  const timer = setTimeout(() => child.kill('SIGKILL'), timeoutMs);
+  const [code, signal] = (await once(child, 'exit')) as [number | null, string | null];
+  clearTimeout(timer);
+  children.delete(child);
+  const exit = code ?? signal ?? 'unknown';
+  return code === 0 ? { exit } : { exit, error: `ended with exit ${exit}: ${stderr.trim()}` };
+}
+
+/** What a crash test's output holds against what it should: rows missing, written too often, never expected. */
+export function compareCounts(
+  want: Map<string, number>,
+  got: Map<string, number>,
+): Omit<CrashTestResult, 'kills' | 'errors'> {
+  const missing: string[] = [];
+  const duplicated: string[] = [];
+  const unexpected: string[] = [];
+  for (const [row, n] of want) {
+    const m = got.get(row) ?? 0;
+    if (m < n) missing.push(row);
+    else if (m > n) duplicated.push(`${row} ×${m}`);
+  }
+  for (const row of got.keys()) if (!want.has(row)) unexpected.push(row);
+  const sum = (m: Map<string, number>) => [...m.values()].reduce((a, b) => a + b, 0);
+  return { expectedRows: sum(want), outputRows: sum(got), missing, duplicated, unexpected };
 }
 
 /** The newest committed epoch of a checkpoint (−1: none). */

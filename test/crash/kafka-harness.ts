@@ -1,5 +1,4 @@
-import { type ChildProcess, spawn } from 'node:child_process';
-import { once } from 'node:events';
+import type { ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -8,7 +7,15 @@ import type { Payment } from '../fixtures/jobs/kafka.js';
 import { TestBroker } from '../kafka/broker/index.js';
 import { kafkaClient } from '../kafka/kafkajs-helpers.js';
 import { kcatAvailable, kcatConsume } from '../kafka/kcat.js';
-import { type CrashTestResult, commits, counts, pause, random } from './harness.js';
+import {
+  type CrashTestResult,
+  commits,
+  compareCounts,
+  counts,
+  random,
+  runAndKill,
+  runToEnd,
+} from './harness.js';
 
 const BIN = fileURLToPath(new URL('../../../bin/millrace.js', import.meta.url));
 const JOB = fileURLToPath(new URL('../fixtures/jobs/kafka.js', import.meta.url));
@@ -82,51 +89,22 @@ export async function kafkaCrashTest(options: KafkaCrashTestOptions): Promise<Cr
   try {
     for (let run = 0; run < options.kills; run++) {
       await produce(options.rowsPerRun);
-      const child = spawn(process.execPath, args(options.trigger), { stdio: ['ignore', 'ignore', 'pipe'] });
-      children.add(child);
-      let stderr = '';
-      child.stderr!.on('data', (d: Buffer) => {
-        stderr = (stderr + d.toString()).slice(-4000);
+      const { error, when } = await runAndKill(args(options.trigger), {
+        checkpoint,
+        rng,
+        maxRunMs: options.maxRunMs,
+        children,
+        // More payments arrive while the run is up.
+        duringRun: () => produce(Math.ceil(options.rowsPerRun / 2)),
       });
-      const exited = once(child, 'exit');
-      let ended = false;
-      void exited.then(() => {
-        ended = true;
-      });
-      const afterCommit = rng() < 0.5;
-      const delay = Math.floor(rng() * (afterCommit ? options.maxRunMs / 3 : options.maxRunMs));
-      if (afterCommit) {
-        const before = commits(checkpoint);
-        const deadline = Date.now() + 30_000;
-        while (!ended && commits(checkpoint) <= before && Date.now() < deadline) await pause(10);
-      }
-      // More payments arrive while the run is up.
-      await produce(Math.ceil(options.rowsPerRun / 2));
-      const early = await Promise.race([exited.then(() => true), pause(delay).then(() => ended)]);
-      if (early) {
-        errors.push(`run ${run} ended by itself (exit ${child.exitCode}) before its kill: ${stderr.trim()}`);
-      } else {
-        child.kill('SIGKILL');
-        await exited;
-      }
-      children.delete(child);
-      const when = afterCommit ? `${delay} ms after a commit` : `${delay} ms after its start`;
+      if (error !== undefined) errors.push(`run ${run} ${error}`);
       log(
         `run ${run}: killed ${when}; ${events.length} payments in, newest committed epoch ${commits(checkpoint)}`,
       );
     }
-    const last = spawn(process.execPath, args('availableNow'), { stdio: ['ignore', 'ignore', 'pipe'] });
-    children.add(last);
-    let stderr = '';
-    last.stderr!.on('data', (d: Buffer) => {
-      stderr = (stderr + d.toString()).slice(-4000);
-    });
-    const timer = setTimeout(() => last.kill('SIGKILL'), options.finalTimeoutMs ?? 60_000);
-    const [code, signal] = (await once(last, 'exit')) as [number | null, string | null];
-    clearTimeout(timer);
-    children.delete(last);
-    if (code !== 0) errors.push(`the last run ended with exit ${code ?? signal}: ${stderr.trim()}`);
-    log(`last run: exit ${code ?? signal}`);
+    const last = await runToEnd(args('availableNow'), options.finalTimeoutMs ?? 60_000, children);
+    if (last.error !== undefined) errors.push(`the last run ${last.error}`);
+    log(`last run: exit ${last.exit}`);
 
     // The output as a read_committed reader sees it: kcat, an independent client, where it is
     // installed (CI installs it); the broker's own committed view otherwise.
@@ -142,26 +120,7 @@ export async function kafkaCrashTest(options: KafkaCrashTestOptions): Promise<Cr
         }
       }
     }
-    const want = counts(events);
-    const got = counts(written);
-    const missing: string[] = [];
-    const duplicated: string[] = [];
-    const unexpected: string[] = [];
-    for (const [row, n] of want) {
-      const m = got.get(row) ?? 0;
-      if (m < n) missing.push(row);
-      else if (m > n) duplicated.push(`${row} ×${m}`);
-    }
-    for (const row of got.keys()) if (!want.has(row)) unexpected.push(row);
-    return {
-      kills: options.kills,
-      errors,
-      expectedRows: events.length,
-      outputRows: written.length,
-      missing,
-      duplicated,
-      unexpected,
-    };
+    return { kills: options.kills, errors, ...compareCounts(counts(events), counts(written)) };
   } finally {
     for (const c of children) c.kill('SIGKILL');
     await producer.disconnect().catch(() => {});
