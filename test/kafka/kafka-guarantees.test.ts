@@ -271,6 +271,33 @@ describe('Kafka source and sink guarantees (test broker)', () => {
     });
   });
 
+  it('without failOnDataLoss, a deleted topic is dropped and counted, and the other topics go on', async () => {
+    const kept = topic(1);
+    const doomed = `${kept}-doomed`;
+    broker.createTopic(doomed, 1);
+    // Its own producer: a kafkajs client that wrote to a deleted topic keeps asking for it.
+    const own = kafkaClient(broker.bootstrap).producer();
+    await own.connect();
+    await own.send({ topic: doomed, messages: [{ value: JSON.stringify(pay('doomed', 1)) }] });
+    await own.disconnect();
+    await produce(kept, [pay('kept', 2)]);
+    const q = await start({ topicPattern: `^${kept}`, failOnDataLoss: 'false' });
+    try {
+      await q.processAllAvailable();
+      broker.deleteTopic(doomed);
+      await produce(kept, [pay('after', 3)]);
+      await q.processAllAvailable();
+      const cards = (q.sink('out').rows() as KafkaRow<Payment>[]).map((r) => r.value.card).sort();
+      assert.deepEqual(cards, ['after', 'doomed', 'kept']);
+      const progress = once(q, 'progress');
+      q.clock.advance(1000);
+      const [p] = (await progress) as [StreamingQueryProgress];
+      assert.equal(p.sources[0]!.metrics?.partitionsLost, 1);
+    } finally {
+      await q.stop();
+    }
+  });
+
   it('commits its offsets to groupId for monitoring, and resumes from its checkpoint whatever the group says', async () => {
     const input = topic(2);
     const checkpoint = tempDir();

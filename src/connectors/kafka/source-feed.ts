@@ -14,6 +14,7 @@ import {
   READ_UNCOMMITTED,
 } from './client.js';
 import { headersOf } from './codec.js';
+import { GroupOffsets } from './group-offsets.js';
 import type { TopicPartition } from './layout.js';
 import type { RawKafkaRecord } from './source.js';
 
@@ -60,8 +61,7 @@ export class KafkaSourceFeed {
   private loops: Promise<void> | null = null;
   private pollTimer: NodeJS.Timeout | undefined;
   private offsetsLost = 0;
-  private groupOffsets: number[] | null = null;
-  private committing = false;
+  private readonly groupOffsets: GroupOffsets | null;
   private admin: Promise<Admin> | null = null;
   /** `caughtUp` calls waiting for positions to reach their targets. */
   private catchUps: { target: number[]; resolve: () => void }[] = [];
@@ -78,6 +78,8 @@ export class KafkaSourceFeed {
     this.ends = this.partitions.map(() => []);
     this.gone = this.partitions.map(() => false);
     this.kafka = kafkaClient(spec.brokers, spec.client);
+    this.groupOffsets =
+      spec.groupId === undefined ? null : new GroupOffsets(spec.groupId, this.partitions, () => this.cluster);
   }
 
   /** Connects to the brokers and starts the fetch loops (idle until there is something to fetch). */
@@ -153,25 +155,28 @@ export class KafkaSourceFeed {
   }
 
   metrics(): Record<string, number> {
-    return { offsetsLost: this.offsetsLost };
+    return { offsetsLost: this.offsetsLost, partitionsLost: this.gone.filter((g) => g).length };
   }
 
   /** Lists the partitions' latest offsets; true when any grew. */
   async refresh(): Promise<boolean> {
     const cluster = this.cluster;
     if (cluster === null || this.closed) return false;
-    const byTopic = new Map<string, { partition: number }[]>();
-    for (const [t, p] of this.partitions) {
-      if (!byTopic.has(t)) byTopic.set(t, []);
-      byTopic.get(t)!.push({ partition: p });
-    }
+    // Asked again on each try: a partition found gone meanwhile is left out.
+    const request = () => {
+      const byTopic = new Map<string, { partition: number }[]>();
+      this.partitions.forEach(([t, kp], p) => {
+        if (this.gone[p]) return;
+        if (!byTopic.has(t)) byTopic.set(t, []);
+        byTopic.get(t)!.push({ partition: kp });
+      });
+      return cluster.fetchTopicsOffset(
+        [...byTopic].map(([topic, partitions]) => ({ topic, partitions, fromBeginning: false })),
+      );
+    };
     let offsets: Awaited<ReturnType<InternalCluster['fetchTopicsOffset']>>;
     try {
-      offsets = await this.retrying(() =>
-        cluster.fetchTopicsOffset(
-          [...byTopic].map(([topic, partitions]) => ({ topic, partitions, fromBeginning: false })),
-        ),
-      );
+      offsets = await this.retrying(request);
     } catch (e) {
       if (this.closed) return false;
       throw this.readFailed('cannot list the latest offsets', e);
@@ -209,6 +214,7 @@ export class KafkaSourceFeed {
   close(): void {
     if (this.closed) return;
     this.closed = true;
+    this.groupOffsets?.close();
     clearTimeout(this.pollTimer);
     this.kick();
     this.settleCatchUps();
@@ -221,43 +227,9 @@ export class KafkaSourceFeed {
     })();
   }
 
-  /**
-   * An epoch committed with the source at these offsets: with a `groupId`, they are committed to
-   * that consumer group (one commit at a time; a newer epoch's offsets replace a waiting one's),
-   * for lag monitoring outside Millrace. A failed commit is retried with the next epoch.
-   */
+  /** An epoch committed with the source at these offsets: with a `groupId`, they go to that group. */
   committed(offsets: readonly number[]): void {
-    if (this.spec.groupId === undefined || this.closed) return;
-    this.groupOffsets = [...offsets];
-    if (this.committing) return;
-    this.committing = true;
-    void (async () => {
-      try {
-        while (this.groupOffsets !== null && !this.closed) {
-          const next = this.groupOffsets;
-          this.groupOffsets = null;
-          const byTopic = new Map<string, { partition: number; offset: string }[]>();
-          this.partitions.forEach(([t, kp], p) => {
-            if (!byTopic.has(t)) byTopic.set(t, []);
-            byTopic.get(t)!.push({ partition: kp, offset: String(next[p] ?? 0) });
-          });
-          // A plain commit outside any group generation (no member joins the group), as Kafka allows
-          // for a group without members.
-          const groupId = this.spec.groupId!;
-          const coordinator = await this.cluster!.findGroupCoordinator({ groupId });
-          await coordinator.offsetCommit({
-            groupId,
-            groupGenerationId: -1,
-            memberId: '',
-            topics: [...byTopic].map(([topic, partitions]) => ({ topic, partitions })),
-          });
-        }
-      } catch {
-        // Monitoring only: the next committed epoch tries again.
-      } finally {
-        this.committing = false;
-      }
-    })();
+    this.groupOffsets?.commit([...offsets]);
   }
 
   // --- fetching ----------------------------------------------------------------------------------
@@ -450,32 +422,44 @@ export class KafkaSourceFeed {
       await this.outOfRange(this.indexOf(err.topic, err.partition));
       return true;
     }
-    if (err.type === 'UNKNOWN_TOPIC_OR_PARTITION') {
-      const existing = await this.existingPartitions();
-      if (existing === null) return false;
-      const missing = this.partitions
-        .map((tp, p) => ({ tp, p }))
-        .filter(({ tp: [t, kp], p }) => !this.gone[p] && !existing.has(`${t}\u0000${kp}`));
-      if (missing.length === 0) return false;
-      const list = missing.map(({ tp: [t, kp] }) => `${t}-${kp}`).join(', ');
-      if (this.spec.failOnDataLoss) {
-        this.failed(
-          new MillraceError(
-            ErrorCode.SOURCE_DATA_LOST,
-            `${this.spec.description}: ${list} no longer exist${missing.length > 1 ? '' : 's'} (topic deleted?); ` +
-              'set failOnDataLoss: false to go on without them',
-          ),
-        );
-        return true;
-      }
-      for (const { p } of missing) {
-        this.gone[p] = true;
-        this.writeDueEnds(p);
-      }
-      this.settleCatchUps();
+    if (err.type === 'UNKNOWN_TOPIC_OR_PARTITION') return this.dropLostPartitions();
+    return false;
+  }
+
+  /**
+   * Partitions the brokers no longer have (a deleted topic) fail the query under
+   * `failOnDataLoss`, or are read no more and counted. False when none is missing.
+   */
+  private async dropLostPartitions(): Promise<boolean> {
+    const existing = await this.existingPartitions();
+    if (existing === null) return false;
+    const missing = this.partitions
+      .map((tp, p) => ({ tp, p }))
+      .filter(({ tp: [t, kp], p }) => !this.gone[p] && !existing.has(`${t}\u0000${kp}`));
+    if (missing.length === 0) return false;
+    const list = missing.map(({ tp: [t, kp] }) => `${t}-${kp}`).join(', ');
+    if (this.spec.failOnDataLoss) {
+      this.failed(
+        new MillraceError(
+          ErrorCode.SOURCE_DATA_LOST,
+          `${this.spec.description}: ${list} no longer exist${missing.length > 1 ? '' : 's'} (topic deleted?); ` +
+            'set failOnDataLoss: false to go on without them',
+        ),
+      );
       return true;
     }
-    return false;
+    for (const { p } of missing) {
+      this.gone[p] = true;
+      this.writeDueEnds(p);
+    }
+    // kafkajs keeps asking for the metadata of every topic it was told of; a deleted one would
+    // fail each refresh.
+    const targets = (this.cluster as unknown as { targetTopics?: Set<string> }).targetTopics;
+    for (const t of new Set(missing.map(({ tp: [topic] }) => topic))) {
+      if (this.partitions.every(([pt], p) => pt !== t || this.gone[p])) targets?.delete(t);
+    }
+    this.settleCatchUps();
+    return true;
   }
 
   /** Every topic-partition the brokers know now (null when they cannot be asked). */
@@ -551,6 +535,13 @@ export class KafkaSourceFeed {
         return await request();
       } catch (e) {
         if (this.closed || Date.now() - started > RETRY_FOR_MS) throw e;
+        if (
+          (e as { type?: string }).type === 'UNKNOWN_TOPIC_OR_PARTITION' &&
+          (await this.dropLostPartitions())
+        ) {
+          if (this.closed) throw e;
+          continue;
+        }
         await new Promise((r) => setTimeout(r, backoff));
         backoff = Math.min(1000, backoff * 2);
         await this.cluster?.refreshMetadata().catch(() => {});

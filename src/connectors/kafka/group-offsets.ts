@@ -1,0 +1,62 @@
+import type { InternalCluster } from './client.js';
+import type { TopicPartition } from './layout.js';
+
+/**
+ * Commits a Kafka source's committed offsets to a consumer group (`groupId`), for lag monitoring
+ * with the usual tools; the query itself never reads them (its offsets live in its checkpoint).
+ *
+ * Commits are plain OffsetCommit requests outside any group generation: no member joins the group,
+ * as Kafka allows for a group without members. One runs at a time; offsets of a newer epoch
+ * replace ones still waiting. A failed commit is not retried: the next epoch's commit carries on.
+ */
+export class GroupOffsets {
+  private waiting: readonly number[] | null = null;
+  private committing = false;
+  private closed = false;
+
+  constructor(
+    private readonly groupId: string,
+    private readonly partitions: readonly TopicPartition[],
+    private readonly cluster: () => InternalCluster | null,
+  ) {}
+
+  /** An epoch committed with the source at these offsets (per source partition). */
+  commit(offsets: readonly number[]): void {
+    if (this.closed) return;
+    this.waiting = offsets;
+    if (this.committing) return;
+    this.committing = true;
+    void this.drain().finally(() => {
+      this.committing = false;
+    });
+  }
+
+  close(): void {
+    this.closed = true;
+  }
+
+  private async drain(): Promise<void> {
+    try {
+      while (this.waiting !== null && !this.closed) {
+        const offsets = this.waiting;
+        this.waiting = null;
+        const cluster = this.cluster();
+        if (cluster === null) return;
+        const byTopic = new Map<string, { partition: number; offset: string }[]>();
+        this.partitions.forEach(([topic, partition], p) => {
+          if (!byTopic.has(topic)) byTopic.set(topic, []);
+          byTopic.get(topic)!.push({ partition, offset: String(offsets[p] ?? 0) });
+        });
+        const coordinator = await cluster.findGroupCoordinator({ groupId: this.groupId });
+        await coordinator.offsetCommit({
+          groupId: this.groupId,
+          groupGenerationId: -1,
+          memberId: '',
+          topics: [...byTopic].map(([topic, partitions]) => ({ topic, partitions })),
+        });
+      }
+    } catch {
+      // Monitoring only: the next committed epoch tries again.
+    }
+  }
+}
