@@ -358,6 +358,26 @@ describe('Kafka source and sink guarantees (test broker)', () => {
     );
   });
 
+  it('exactly-once: dropped connections mid-epoch are retried inside the transaction, each row once', async () => {
+    const input = topic(1);
+    const output = topic(1);
+    await produce(input, [pay('a', 1)]);
+    const q = await start({ topic: input, outTopic: output, case: 'copy', exactlyOnce: 'true' });
+    try {
+      await q.processAllAvailable();
+      broker.dropConnections();
+      await produce(input, [pay('b', 2)]);
+      await q.processAllAvailable();
+      broker.dropConnections();
+      const committed = once(q, 'epochCommitted');
+      q.clock.advance(1000);
+      await committed;
+    } finally {
+      await q.stop();
+    }
+    assert.deepEqual(await values(output, 1), [JSON.stringify(pay('a', 1)), JSON.stringify(pay('b', 2))]);
+  });
+
   it('kcat, reading read_committed, sees an exactly-once sink’s rows once', {
     skip: !kcatAvailable() && KCAT_UNAVAILABLE,
   }, async () => {
