@@ -82,12 +82,17 @@ export function isWindow(v: unknown): v is AnyWindow {
   return k === 'window' || k === 'session';
 }
 
-/** Starts of every window of `w` that contains event time `t`, latest first. */
-export function windowStarts(w: TimeWindow, t: number, out: number[]): number[] {
-  out.length = 0;
+/**
+ * Writes the starts of every window of `w` that contains event time `t` to `out[0..n)`, latest
+ * first, and returns `n`. `out` is a scratch array the caller keeps: it is overwritten, never
+ * emptied (`out.length = 0` would drop its storage, and the next write allocate it again — a
+ * per-row allocation).
+ */
+export function windowStarts(w: TimeWindow, t: number, out: number[]): number {
   const last = t - ((((t - w.startOffsetMs) % w.slideMs) + w.slideMs) % w.slideMs);
-  for (let start = last; start > t - w.sizeMs; start -= w.slideMs) out.push(start);
-  return out;
+  let n = 0;
+  for (let start = last; start > t - w.sizeMs; start -= w.slideMs) out[n++] = start;
+  return n;
 }
 
 export function isTimeWindow(v: unknown): v is TimeWindow {

@@ -60,6 +60,20 @@ export class TimeIndex {
     return this.times.length === 0 ? Number.POSITIVE_INFINITY : this.times[0]!;
   }
 
+  /**
+   * Hands the keys of every time due at or before `watermark` to `due`, a list per time, in time
+   * order (keys in the order added), and forgets them: the lists are the caller's from then on.
+   */
+  takeUpTo(watermark: number, due: (keys: string[], time: number) => void): void {
+    const times = this.times;
+    while (times.length > 0 && times[0]! <= watermark) {
+      const time = times.shift()!;
+      const keys = this.keys.get(time)!;
+      this.keys.delete(time);
+      due(keys, time);
+    }
+  }
+
   /** Hands every entry due at or before `watermark` to `due`, in time order, and forgets it. */
   closeUpTo(watermark: number, due: (key: string, time: number) => void): void {
     const times = this.times;

@@ -183,3 +183,54 @@ describe('InMemoryStateStore checkpoints', () => {
     );
   });
 });
+
+describe('InMemoryStateStore removals spread over time', () => {
+  it('removes queued keys a few at a time, oldest first, counting each removal', () => {
+    const store = storeWith({ a: 1, b: 2, c: 3, d: 4 });
+    store.removeLater(['a', 'b']);
+    store.removeLater(['c']);
+    assert.equal(store.removing, true);
+    store.removeSome(1); // a
+    assert.equal(store.get('a'), undefined);
+    assert.deepEqual(store.get('b'), { n: 2 });
+    store.removeSome(2); // b, then c from the next list
+    assert.equal(store.removing, false);
+    assert.deepEqual(store.get('d'), { n: 4 });
+    assert.equal(store.metrics().numRowsRemoved, 3);
+    assert.equal(store.metrics().numRowsTotal, 1);
+  });
+
+  it('shows the store as if every queued key were removed: size, entries, metrics, checkpoints', () => {
+    const store = storeWith({ a: 1, b: 2, c: 3 });
+    store.removeLater(['a', 'b']);
+    assert.equal(store.size, 1);
+    assert.equal(store.removing, false);
+    store.removeLater(['c']);
+    assert.deepEqual([...store.entries()], []);
+    store.put('x', { n: 1 });
+    store.removeLater(['x']);
+    assert.deepEqual(store.metrics(), {
+      numRowsTotal: 0,
+      numRowsUpdated: 4,
+      numRowsRemoved: 4,
+      memoryUsedBytes: 0,
+    });
+    // Queued before the epoch's end: in the changelog's removals.
+    store.put('y', { n: 1 });
+    store.removeLater(['y']);
+    const changelog = store.beginCheckpoint(false);
+    assert.deepEqual(changelog.removed, ['a', 'b', 'c', 'x', 'y']);
+  });
+
+  it('a key queued after the epoch end is in the snapshot with its value then', () => {
+    const store = storeWith({ a: 1, b: 2 });
+    const snapshot = store.beginCheckpoint(true);
+    store.removeLater(['b', 'a']);
+    store.removeSome(1); // b: encoded at its touch
+    assert.equal(snapshot.encodeSome(Number.POSITIVE_INFINITY), true);
+    assert.deepEqual(replay(drain(snapshot)), { a: 1, b: 2 });
+    store.flushRemovals();
+    const changelog = store.beginCheckpoint(false);
+    assert.deepEqual(changelog.removed, ['b', 'a']);
+  });
+});

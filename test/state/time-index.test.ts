@@ -30,6 +30,20 @@ describe('the time index', () => {
     assert.deepEqual(due(index, 10), ['b@10']);
   });
 
+  it('hands over the key lists of the times due, in time order, once', () => {
+    const index = new TimeIndex();
+    index.add(20, 'b');
+    index.add(10, 'a');
+    index.add(10, 'a2');
+    index.add(30, 'c');
+    const lists: string[] = [];
+    index.takeUpTo(20, (keys, time) => lists.push(`${keys.join(',')}@${time}`));
+    assert.deepEqual(lists, ['a,a2@10', 'b@20']);
+    assert.equal(index.first(), 30);
+    assert.deepEqual(due(index, 20), []);
+    assert.deepEqual(due(index, 30), ['c@30']);
+  });
+
   it('sorts a restore given in any order', () => {
     const index = new TimeIndex();
     index.addAll([5, 1, 3, 1], ['x', 'y', 'z', 'y2']);
