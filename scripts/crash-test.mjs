@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 // Kills the crash job with SIGKILL hundreds of times and checks its output is exactly-once.
-// Usage: npm run crash-test -- [--kills 300] [--trigger realTime|processingTime] [--query windows|rows|state|kafka]
+// Usage: npm run crash-test -- [--kills 300] [--trigger realTime|processingTime] [--query windows|rows|state|kafka|kafka-count]
 //        [--seed N] [--max-run-ms 3000] [--keep]  (--keep leaves the run's directories behind)
 import { parseArgs } from 'node:util';
 import { crashTest } from '../dist/test/crash/harness.js';
@@ -20,11 +20,13 @@ const kills = Number(values.kills);
 const seed = Number(values.seed);
 console.log(`crash test: ${kills} kills, ${values.trigger}, ${values.query}, seed ${seed}`);
 const started = Date.now();
-// `--query kafka`: Kafka → query → Kafka, exactly-once, against the project's test broker.
+// `--query kafka` (a copy) or `kafka-count` (a windowed count, update mode): Kafka → query → Kafka,
+// exactly-once, against the project's test broker.
 const result =
-  values.query === 'kafka'
+  values.query === 'kafka' || values.query === 'kafka-count'
     ? await kafkaCrashTest({
         kills,
+        query: values.query === 'kafka' ? 'copy' : 'count',
         trigger: values.trigger === 'realTime' ? 'realTime' : 'microBatch',
         seed,
         rowsPerRun: 400,

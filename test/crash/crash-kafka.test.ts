@@ -6,6 +6,28 @@ import { kafkaCrashTest } from './kafka-harness.js';
 // `npm run crash-test -- --query kafka` runs the same test with hundreds of kills.
 
 describe('a Kafka → query → Kafka job killed with SIGKILL at random moments and restarted each time', () => {
+  it('a read_committed reader sees every update of a windowed count exactly once (realTime, shuffle, 6 kills)', async () => {
+    const lines: string[] = [];
+    const result = await kafkaCrashTest({
+      kills: 6,
+      trigger: 'realTime',
+      query: 'count',
+      seed: CRASH_SEED + 6,
+      rowsPerRun: 200,
+      maxRunMs: 3000,
+      log: (l) => lines.push(l),
+    });
+    const context = lines.join('\n');
+    assert.deepEqual(result.errors, [], context);
+    assert.deepEqual(result.missing.slice(0, 10), [], `updates lost (${result.missing.length}); ${context}`);
+    assert.deepEqual(
+      result.duplicated.slice(0, 10),
+      [],
+      `updates written twice (${result.duplicated.length}); ${context}`,
+    );
+    assert.deepEqual(result.unexpected, [], context);
+  });
+
   for (const trigger of ['realTime', 'microBatch'] as const) {
     it(`a read_committed reader sees every output row exactly once (${trigger}, 6 kills)`, async () => {
       const lines: string[] = [];

@@ -12,6 +12,7 @@ import {
   commits,
   compareCounts,
   counts,
+  pause,
   random,
   runAndKill,
   runToEnd,
@@ -24,6 +25,11 @@ export interface KafkaCrashTestOptions {
   /** How many runs are killed with SIGKILL before the last one runs to the end. */
   readonly kills: number;
   readonly trigger: 'realTime' | 'microBatch';
+  /**
+   * `copy` (default): each payment to the output as it is. `count`: payments counted per card
+   * and 10-s window in update mode, through a shuffle (stateful, sink partitions ≠ source ones).
+   */
+  readonly query?: 'copy' | 'count';
   readonly seed: number;
   /** Payments produced to the input topic before each run. */
   readonly rowsPerRun: number;
@@ -31,6 +37,29 @@ export interface KafkaCrashTestOptions {
   readonly maxRunMs: number;
   readonly finalTimeoutMs?: number;
   readonly log?: (line: string) => void;
+}
+
+/**
+ * The update rows a count per card and 10-s window writes: for a group of N payments, counts
+ * 1 to N, one each, whatever order the payments of a card came in (the running sums do depend on
+ * it, so they are left out).
+ */
+function countUpdates(payments: readonly Payment[]): string[] {
+  const groups = new Map<string, number>();
+  const rows: string[] = [];
+  for (const p of payments) {
+    const id = `${Math.floor(p.ts / 10_000) * 10_000}|${p.card}`;
+    const n = (groups.get(id) ?? 0) + 1;
+    groups.set(id, n);
+    rows.push(`${id}|${n}`);
+  }
+  return rows;
+}
+
+/** An update row of the count, as {@link countUpdates} writes it. */
+function update(row: unknown): string {
+  const r = row as { window: { start: number }; card: string; n: number };
+  return `${r.window.start}|${r.card}|${r.n}`;
 }
 
 /** The i-th payment: cards cycle, amounts count up (every payment is distinct). */
@@ -74,7 +103,7 @@ export async function kafkaCrashTest(options: KafkaCrashTestOptions): Promise<Cr
     '-p',
     `brokers=${broker.bootstrap}`,
     '-p',
-    'case=copy',
+    `case=${options.query ?? 'copy'}`,
     '-p',
     'exactlyOnce=true',
     '-p',
@@ -102,23 +131,46 @@ export async function kafkaCrashTest(options: KafkaCrashTestOptions): Promise<Cr
         `run ${run}: killed ${when}; ${events.length} payments in, newest committed epoch ${commits(checkpoint)}`,
       );
     }
-    const last = await runToEnd(args('availableNow'), options.finalTimeoutMs ?? 60_000, children);
+    // The last run reads what is left: with Trigger.availableNow(), or, for the count (whose
+    // update rows are per row only in real-time mode), in real-time mode until the output holds
+    // an update for every payment, committed; then it is stopped.
+    const timeoutMs = options.finalTimeoutMs ?? 60_000;
+    const committedRows = async () => {
+      let n = 0;
+      for (const p of [0, 1]) n += (await broker.records('out', p, { isolation: 'read_committed' })).length;
+      return n;
+    };
+    const allThere = async () => {
+      const deadline = Date.now() + timeoutMs;
+      while ((await committedRows()) < events.length && Date.now() < deadline) await pause(20);
+    };
+    const last =
+      options.query === 'count'
+        ? await runToEnd(args('realTime'), timeoutMs, children, allThere)
+        : await runToEnd(args('availableNow'), timeoutMs, children);
     if (last.error !== undefined) errors.push(`the last run ${last.error}`);
     log(`last run: exit ${last.exit}`);
 
     // The output as a read_committed reader sees it: kcat, an independent client, where it is
     // installed (CI installs it); the broker's own committed view otherwise.
-    const written: Payment[] = [];
+    const written: unknown[] = [];
     if (kcatAvailable()) {
       for (const m of await kcatConsume(broker.bootstrap, 'out', { isolation: 'read_committed' })) {
-        written.push(JSON.parse(m.value!) as Payment);
+        written.push(JSON.parse(m.value!));
       }
     } else {
       for (const p of [0, 1]) {
         for (const r of await broker.records('out', p, { isolation: 'read_committed' })) {
-          written.push(JSON.parse(r.value!.toString()) as Payment);
+          written.push(JSON.parse(r.value!.toString()));
         }
       }
+    }
+    if (options.query === 'count') {
+      return {
+        kills: options.kills,
+        errors,
+        ...compareCounts(counts(countUpdates(events)), counts(written.map(update))),
+      };
     }
     return { kills: options.kills, errors, ...compareCounts(counts(events), counts(written)) };
   } finally {
