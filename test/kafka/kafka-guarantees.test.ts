@@ -319,6 +319,12 @@ describe('Kafka source and sink guarantees (test broker)', () => {
     } finally {
       await first.stop();
     }
+    // The epoch a stop commits reaches the group too, before stop() resolves.
+    await produce(input, [pay('x', 5)], 1);
+    const again = await start({ topic: input, groupId: 'monitor' }, checkpoint);
+    await again.processAllAvailable();
+    await again.stop();
+    assert.equal(broker.committedOffset('monitor', input, 1), 2);
     const admin = kafkaClient(broker.bootstrap).admin();
     await admin.connect();
     await admin.setOffsets({ groupId: 'monitor', topic: input, partitions: [{ partition: 0, offset: '0' }] });

@@ -11,7 +11,7 @@ import type { TopicPartition } from './layout.js';
  */
 export class GroupOffsets {
   private waiting: readonly number[] | null = null;
-  private committing = false;
+  private committing: Promise<void> | null = null;
   private closed = false;
 
   constructor(
@@ -24,20 +24,21 @@ export class GroupOffsets {
   commit(offsets: readonly number[]): void {
     if (this.closed) return;
     this.waiting = offsets;
-    if (this.committing) return;
-    this.committing = true;
-    void this.drain().finally(() => {
-      this.committing = false;
+    if (this.committing !== null) return;
+    this.committing = this.drain().finally(() => {
+      this.committing = null;
     });
   }
 
-  close(): void {
+  /** Takes no more offsets; resolves once the commit under way (and any waiting one) is done. */
+  async close(): Promise<void> {
     this.closed = true;
+    while (this.committing !== null) await this.committing;
   }
 
   private async drain(): Promise<void> {
     try {
-      while (this.waiting !== null && !this.closed) {
+      while (this.waiting !== null) {
         const offsets = this.waiting;
         this.waiting = null;
         const cluster = this.cluster();

@@ -18,6 +18,9 @@ import { GroupOffsets } from './group-offsets.js';
 import type { TopicPartition } from './layout.js';
 import type { RawKafkaRecord } from './source.js';
 
+/** How long the end of a query waits for its last group commit. */
+const DISPOSE_WAIT_MS = 5000;
+
 /** Consecutive failed fetches are retried (backoff up to 1 s) for this long, then the query fails. */
 const RETRY_FOR_MS = 30_000;
 
@@ -211,20 +214,33 @@ export class KafkaSourceFeed {
     this.pollTimer = setTimeout(poll, pollIntervalMs).unref();
   }
 
+  /**
+   * Stops reading. The connection stays until {@link dispose}: the query's last epoch commits after
+   * this, and its offsets still go to the `groupId`.
+   */
   close(): void {
     if (this.closed) return;
     this.closed = true;
-    this.groupOffsets?.close();
     clearTimeout(this.pollTimer);
     this.kick();
     this.settleCatchUps();
-    const cluster = this.cluster;
-    const admin = this.admin;
-    void (async () => {
-      await this.loops?.catch(() => {});
-      await cluster?.disconnect().catch(() => {});
-      await (await admin?.catch(() => null))?.disconnect().catch(() => {});
-    })();
+  }
+
+  /**
+   * The query ended: the last group commit is sent (waited for at most DISPOSE_WAIT_MS, as it may
+   * be stuck on a broker that is gone), then the connections close, which ends a fetch in flight.
+   */
+  async dispose(): Promise<void> {
+    this.close();
+    const commits = this.groupOffsets?.close();
+    if (commits !== undefined) {
+      let timer: NodeJS.Timeout | undefined;
+      await Promise.race([commits, new Promise((r) => (timer = setTimeout(r, DISPOSE_WAIT_MS)))]);
+      clearTimeout(timer);
+    }
+    await this.cluster?.disconnect().catch(() => {});
+    await this.loops?.catch(() => {});
+    await (await this.admin?.catch(() => null))?.disconnect().catch(() => {});
   }
 
   /** An epoch committed with the source at these offsets: with a `groupId`, they go to that group. */

@@ -166,9 +166,16 @@ export class Feeds {
     for (const k of this.kafka) k.startPolling(failed);
   }
 
+  /** Sources stop reading (files stop polling, Kafka sources fetching). */
   close(): void {
     for (const f of this.files) f.close();
     for (const k of this.kafka) k.close();
+  }
+
+  /** The run ended: Kafka sources send their last group commit and close their connections. */
+  async dispose(): Promise<void> {
+    this.close();
+    await Promise.all(this.kafka.map((k) => k.dispose()));
   }
 
   /** An epoch committed at these offsets (per source, per partition): Kafka sources with a `groupId` commit them there. */

@@ -609,6 +609,7 @@ export class QueryRuntime implements MicroBatchHost {
     // Epochs complete by now are committed; then the checkpoint is free for the next run.
     await this.coordinator.flushed();
     if (this.failure === null) await this.coordinator.logLastCommit();
+    await this.feeds.dispose();
     await this.checkpoint?.close();
     this.flushes.end(this.failure);
     // Ports close asynchronously: wait for them, so no handle outlives stop().
