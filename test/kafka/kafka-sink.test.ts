@@ -11,12 +11,14 @@ import {
   startMockCluster,
 } from './mock-cluster.js';
 
-const skip = !mockClusterAvailable() ? MOCK_UNAVAILABLE : !kcatAvailable() ? KCAT_UNAVAILABLE : false;
+const peersMissing = !mockClusterAvailable() ? MOCK_UNAVAILABLE : !kcatAvailable() ? KCAT_UNAVAILABLE : false;
 const job = new URL('../fixtures/jobs/kafka.js', import.meta.url);
 
 const pay = (card: string, amount: number, ts = 0): Payment => ({ card, amount, ts });
 
-describe('sinks.kafka against librdkafka’s mock cluster (read back with kcat)', { skip }, () => {
+describe('sinks.kafka against librdkafka’s mock cluster (read back with kcat)', {
+  skip: peersMissing,
+}, () => {
   let cluster: MockCluster;
   let producer: Producer;
   let topics = 0;

@@ -19,7 +19,7 @@ import {
   startMockCluster,
 } from './mock-cluster.js';
 
-const skip = !mockClusterAvailable() ? MOCK_UNAVAILABLE : !kcatAvailable() ? KCAT_UNAVAILABLE : false;
+const peersMissing = !mockClusterAvailable() ? MOCK_UNAVAILABLE : !kcatAvailable() ? KCAT_UNAVAILABLE : false;
 const job = new URL('../fixtures/jobs/kafka.js', import.meta.url);
 const tempDir = tempDirs('millrace-kafka-source');
 
@@ -32,7 +32,7 @@ function seen(q: StreamingQuery): string[] {
     .sort();
 }
 
-describe('sources.kafka against librdkafka’s mock cluster', { skip }, () => {
+describe('sources.kafka against librdkafka’s mock cluster', { skip: peersMissing }, () => {
   let cluster: MockCluster;
   let producer: Producer;
   let topics = 0;
@@ -313,7 +313,9 @@ describe('sources.kafka against librdkafka’s mock cluster', { skip }, () => {
   });
 });
 
-describe('sources.kafka when partition leadership moves (mock cluster of 3 brokers)', { skip }, () => {
+describe('sources.kafka when partition leadership moves (mock cluster of 3 brokers)', {
+  skip: peersMissing,
+}, () => {
   let cluster: MockCluster;
   let producer: Producer;
 

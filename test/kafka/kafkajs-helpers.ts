@@ -1,12 +1,11 @@
 /** kafkajs plumbing shared by the Kafka tests: quiet clients and bounded "consume until" helpers. */
-import { type Consumer, Kafka, type KafkaMessage, logLevel } from 'kafkajs';
+import type { Consumer, Kafka, KafkaMessage } from 'kafkajs';
+import { kafkaClient as connectorClient } from '../../src/connectors/kafka/client.js';
 
-/** A kafkajs client for `bootstrap` with logging off and quick, bounded retries. */
+/** A kafkajs client for `bootstrap` as the connectors make one (quiet, TCP_NODELAY), with quick, bounded retries. */
 export function kafkaClient(bootstrap: string, clientId = 'millrace-test'): Kafka {
-  return new Kafka({
+  return connectorClient([bootstrap], {
     clientId,
-    brokers: [bootstrap],
-    logLevel: logLevel.NOTHING,
     retry: { initialRetryTime: 50, maxRetryTime: 500, retries: 10 },
   });
 }

@@ -21,13 +21,14 @@ import {
   START_TIME_F64,
   STARTED_SLOT,
 } from '../control-layout.js';
-import type { DeadLetter, DriverMessage, HostMessage, HostSpec, LateRow, TaskCounters } from '../messages.js';
+import type { DeadLetter, HostMessage, HostSpec, LateRow, TaskCounters } from '../messages.js';
 import type { Clock, ManualClock } from '../time/clock.js';
 import { PreciseTime } from '../time/precise-time.js';
 import { createTimerQueue, type TimerQueue } from '../time/timer-queue.js';
 import { EpochCoordinator } from './epoch-coordinator.js';
 import { Feeds } from './feeds.js';
 import { FlushWaiters } from './flush-waiters.js';
+import { HostSinkCommits } from './host-sink-commits.js';
 import { hostSpecs } from './host-specs.js';
 import { MicroBatchExecution, type MicroBatchHost } from './micro-batch.js';
 import { ProgressBuilder } from './progress-builder.js';
@@ -104,11 +105,11 @@ export class QueryRuntime implements MicroBatchHost {
   private readonly control: Int32Array;
   private readonly pool: Piscina;
   private readonly hosts: HostState[] = [];
-  /** Sink commits (`commitSink`) waiting for hosts to answer, by epoch. */
-  private readonly sinkCommits = new Map<
-    number,
-    { hosts: Set<number>; resolve: () => void; reject: (e: unknown) => void }
-  >();
+  /** Sink commits (`commitSink`) waiting for hosts to answer. */
+  private readonly sinkCommits = new HostSinkCommits(
+    () => this.hosts.flatMap((h, i) => (h.done ? [] : [i])),
+    (i, message) => this.hosts[i]!.port.postMessage(message),
+  );
   private readonly hostSpecs: Omit<HostSpec, 'port'>[];
   readonly timers: TimerQueue;
   readonly clock: Clock;
@@ -170,7 +171,7 @@ export class QueryRuntime implements MicroBatchHost {
         sinkCommitter: createSinkCommitter(
           config.plan.definition.sink,
           config.plan.definition.outputMode,
-          (e) => this.commitSinkOnHosts(e),
+          (e) => this.sinkCommits.request(e),
         ),
       },
       {
@@ -481,36 +482,10 @@ export class QueryRuntime implements MicroBatchHost {
         this.onFailure(error);
         return;
       }
-      case 'sinkCommitted': {
-        const waiting = this.sinkCommits.get(m.epoch);
-        if (waiting === undefined) return;
-        if (m.error !== undefined) {
-          this.sinkCommits.delete(m.epoch);
-          waiting.reject(deserializeError(m.error));
-          return;
-        }
-        waiting.hosts.delete(m.hostIndex);
-        if (waiting.hosts.size === 0) {
-          this.sinkCommits.delete(m.epoch);
-          waiting.resolve();
-        }
+      case 'sinkCommitted':
+        this.sinkCommits.answered(m);
         return;
-      }
     }
-  }
-
-  /** Asks every host to commit epoch `epoch` in its sink partitions; resolves once all did. */
-  private commitSinkOnHosts(epoch: number): Promise<void> {
-    return new Promise((resolve, reject) => {
-      const hosts = new Set(this.hosts.flatMap((h, i) => (h.done ? [] : [i])));
-      if (hosts.size === 0) {
-        resolve();
-        return;
-      }
-      this.sinkCommits.set(epoch, { hosts, resolve, reject });
-      const message: DriverMessage = { type: 'commitSink', epoch };
-      for (const i of hosts) this.hosts[i]!.port.postMessage(message);
-    });
   }
 
   private onHostExit(hostIndex: number, error: unknown): void {
@@ -535,8 +510,7 @@ export class QueryRuntime implements MicroBatchHost {
 
   private onFailure(error: MillraceError): void {
     // Sink commits waiting for hosts end with the run.
-    for (const w of this.sinkCommits.values()) w.reject(error);
-    this.sinkCommits.clear();
+    this.sinkCommits.failAll(error);
     if (this.failure !== null) return;
     this.failure = error;
     if (this.readyWaiter) {
@@ -550,15 +524,7 @@ export class QueryRuntime implements MicroBatchHost {
   private markDone(host: HostState): void {
     if (host.done) return;
     host.done = true;
-    // A host that ended has no sink partition left to commit anything.
-    const index = this.hosts.indexOf(host);
-    for (const [epoch, w] of this.sinkCommits) {
-      w.hosts.delete(index);
-      if (w.hosts.size === 0) {
-        this.sinkCommits.delete(epoch);
-        w.resolve();
-      }
-    }
+    this.sinkCommits.hostEnded(this.hosts.indexOf(host));
     this.rounds.hostEnded();
     if (this.hosts.length === this.hostSpecs.length && this.hosts.every((h) => h.done)) this.allDone();
   }
