@@ -1,7 +1,8 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { Packr, unpackMultiple } from 'msgpackr';
+import { Packr, unpack, unpackMultiple } from 'msgpackr';
 import { ErrorCode, MillraceError } from '../errors.js';
+import type { KeyGroupPiece } from '../state/key-groups.js';
 import { verifyChecksum } from './files.js';
 
 /**
@@ -11,32 +12,40 @@ import { verifyChecksum } from './files.js';
  * every key. The payload is a sequence of msgpack values (then the checksum trailer):
  *
  * ```
- * { format: 2, kind, version, operatorId, partition }   header
- * ['W', [key, ...], values]                              entries, in chunks (format 2)
- * ['w', [[key, value], ...]]                             entries, in chunks (format 1)
- * ['r', [key, ...]]                                      removed keys (changelogs)
- * ['end', entries, removed]                              totals: a file that lost a chunk fails
+ * { format: 3, kind, version, operatorId, partition, keyGroups }   header
+ * ['K', group, count, bytes]      entries of one key group: bytes = msgpack [[key, ...], values]
+ * ['R', group, count, bytes]      keys of one key group removed (changelogs): bytes = msgpack [key, ...]
+ * ['end', entries, removed, size, keyChars]   totals, and the keys the state holds at this version
  * ```
  *
- * Format 2 writes a chunk's keys as one array and its values as the operator's codec packs them
- * together (`StateCodec.chunkEncoder`: the aggregation writes one array per field), instead of one
- * `[key, value]` pair per entry: a restore then decodes a few large arrays rather than several
- * small ones per key, which is most of its time (see docs/benchmarks.md, C1). Format 1 files are
- * still read. Within a file, keys written and keys removed are disjoint (a changelog) or nothing is
- * removed (a snapshot), and a key written twice (a snapshot's copy on touch) has the same value
- * both times, so the order of the pieces does not matter.
+ * Format 3 groups entries by key group (`src/state/key-groups.ts`) and keeps each group's piece
+ * as bytes inside the file, so reading a file decodes only its outline: a restore decodes and
+ * applies one key group at a time, from every file of its chain, and can leave groups for later.
+ * Within a piece a chunk's keys are one array and its values are what the operator's codec packs
+ * for the whole chunk (`StateCodec.chunkEncoder`: the aggregation writes one array per field):
+ * a few large arrays to decode rather than several small ones per key.
+ *
+ * Older formats are still read (and restored all at once): format 2 has `['W', [key, ...], values]`
+ * chunks and `['r', [key, ...]]` removals, format 1 `['w', [[key, value], ...]]` chunks; both end
+ * with `['end', entries, removed]`.
+ *
+ * Within a file, keys written and keys removed are disjoint (a changelog) or nothing is removed (a
+ * snapshot), and a key written twice (a snapshot's copy on touch) has the same value both times,
+ * so the order of the pieces does not matter.
  */
 export type StateFileKind = 'changelog' | 'snapshot';
 
 /** The format written; {@link readStateFile} reads this and every older one. */
-export const STATE_FILE_FORMAT = 2 as const;
+export const STATE_FILE_FORMAT = 3 as const;
 
 export interface StateFileHeader {
-  readonly format: 1 | 2;
+  readonly format: 1 | 2 | 3;
   readonly kind: StateFileKind;
   readonly version: number;
   readonly operatorId: number;
   readonly partition: number;
+  /** Format 3: the key groups the pieces are hashed into. */
+  readonly keyGroups?: number;
 }
 
 /** Entries per chunk: what one encoding step handles. */
@@ -47,6 +56,18 @@ const packr = new Packr({ useRecords: false });
 /** Packs one piece of a state file (a copy: the packer's buffer is reused). */
 export function packStatePiece(value: unknown): Buffer {
   return Buffer.from(packr.pack(value));
+}
+
+/** Packs the entries of one key group (format 3): their keys, and their values as one chunk. */
+export function packEntriesPiece(group: number, keys: readonly string[], values: unknown): Buffer {
+  const bytes = Buffer.from(packr.pack([keys, values]));
+  return packStatePiece(['K', group, keys.length, bytes]);
+}
+
+/** Packs keys of one key group removed (format 3). */
+export function packRemovalsPiece(group: number, keys: readonly string[]): Buffer {
+  const bytes = Buffer.from(packr.pack(keys));
+  return packStatePiece(['R', group, keys.length, bytes]);
 }
 
 export function stateFileName(version: number, kind: StateFileKind): string {
@@ -64,7 +85,7 @@ export interface StateChunk {
   readonly perEntry: boolean;
 }
 
-/** What one state file holds. */
+/** What one state file holds, decoded. */
 export interface StateFileContent {
   readonly header: StateFileHeader;
   /** The chunks of entries written, in file order. */
@@ -74,12 +95,39 @@ export interface StateFileContent {
   readonly entries: number;
 }
 
+/** A format-3 piece of one key group, not decoded. */
+export interface StateFilePiece extends KeyGroupPiece {
+  readonly group: number;
+}
+
+/**
+ * One state file, checked, with its key groups' pieces left encoded (format 3), or its chunks
+ * decoded (older formats, which have no key groups).
+ */
+export interface OpenedStateFile {
+  readonly header: StateFileHeader;
+  /** Format 3: the pieces, in file order. Null for older formats. */
+  readonly pieces: StateFilePiece[] | null;
+  /** Older formats: the chunks written and the keys removed (empty for format 3). */
+  readonly chunks: StateChunk[];
+  readonly removed: string[];
+  /** Entries written and keys removed, over the whole file. */
+  readonly entries: number;
+  readonly removals: number;
+  /** Format 3: the keys the state holds at this version, and their characters. */
+  readonly size: number | null;
+  readonly keyChars: number | null;
+}
+
 function corrupt(path: string, why: string): MillraceError {
   return new MillraceError(ErrorCode.CHECKPOINT_CORRUPT, `checkpoint file ${path} is corrupt: ${why}`);
 }
 
-/** Reads and checks one state file (synchronously: a task restores before it runs). */
-export function readStateFile(path: string, expect: Omit<StateFileHeader, 'format'>): StateFileContent {
+/**
+ * Reads and checks one state file (synchronously: a task restores before it runs): its checksum,
+ * its header and its totals. Format-3 pieces stay encoded (see {@link decodeStatePiece}).
+ */
+export function openStateFile(path: string, expect: Omit<StateFileHeader, 'format'>): OpenedStateFile {
   let bytes: Buffer;
   try {
     bytes = readFileSync(path);
@@ -108,20 +156,41 @@ export function readStateFile(path: string, expect: Omit<StateFileHeader, 'forma
       );
     }
   }
-  if (header!.format !== 1 && header!.format !== 2) {
-    throw corrupt(path, `its format ${JSON.stringify(header!.format)} is not one this version reads (1–2)`);
+  const format = header!.format;
+  if (format !== 1 && format !== 2 && format !== 3) {
+    throw corrupt(path, `its format ${JSON.stringify(format)} is not one this version reads (1–3)`);
   }
+  const groups = header!.keyGroups;
+  if (format === 3 && (typeof groups !== 'number' || groups < 1 || (groups & (groups - 1)) !== 0)) {
+    throw corrupt(path, `its header says keyGroups ${JSON.stringify(groups)}, expected a power of two`);
+  }
+  const pieces: StateFilePiece[] | null = format === 3 ? [] : null;
   const chunks: StateChunk[] = [];
   const removed: string[] = [];
   let entries = 0;
+  let removals = 0;
   let end: unknown[] | undefined;
   for (let i = 1; i < items.length; i++) {
-    const item = items[i] as [string, unknown, unknown];
-    if (item[0] === 'W') {
+    const item = items[i] as [string, unknown, unknown, unknown];
+    const tag = item[0];
+    if (format === 3 && (tag === 'K' || tag === 'R')) {
+      const [, group, count, data] = item;
+      if (
+        typeof group !== 'number' ||
+        !(group >= 0 && group < groups!) ||
+        typeof count !== 'number' ||
+        !(data instanceof Uint8Array)
+      ) {
+        throw corrupt(path, `a piece of key group ${JSON.stringify(group)} is malformed`);
+      }
+      pieces!.push({ group, removal: tag === 'R', count, data });
+      if (tag === 'K') entries += count;
+      else removals += count;
+    } else if (format !== 3 && tag === 'W') {
       const keys = item[1] as string[];
       chunks.push({ keys, values: item[2], perEntry: false });
       entries += keys.length;
-    } else if (item[0] === 'w') {
+    } else if (format !== 3 && tag === 'w') {
       const pairs = item[1] as [string, unknown][];
       const keys = new Array<string>(pairs.length);
       const values = new Array<unknown>(pairs.length);
@@ -131,14 +200,61 @@ export function readStateFile(path: string, expect: Omit<StateFileHeader, 'forma
       }
       chunks.push({ keys, values, perEntry: true });
       entries += keys.length;
-    } else if (item[0] === 'r') for (const k of item[1] as string[]) removed.push(k);
-    else if (item[0] === 'end') end = item;
-    else throw corrupt(path, `unknown piece '${String(item[0])}'`);
+    } else if (format !== 3 && tag === 'r') {
+      for (const k of item[1] as string[]) removed.push(k);
+      removals += (item[1] as string[]).length;
+    } else if (tag === 'end') end = item;
+    else throw corrupt(path, `unknown piece '${String(tag)}'`);
   }
-  if (end === undefined || end[1] !== entries || end[2] !== removed.length) {
-    throw corrupt(path, `it holds ${entries} entries and ${removed.length} removals, not what its end says`);
+  if (end === undefined || end[1] !== entries || end[2] !== removals) {
+    throw corrupt(path, `it holds ${entries} entries and ${removals} removals, not what its end says`);
   }
-  return { header: header!, chunks, removed, entries };
+  const size = format === 3 ? end[3] : null;
+  const keyChars = format === 3 ? end[4] : null;
+  if (format === 3 && (typeof size !== 'number' || typeof keyChars !== 'number')) {
+    throw corrupt(path, 'its end does not say how many keys the state holds');
+  }
+  return {
+    header: header!,
+    pieces,
+    chunks,
+    removed,
+    entries,
+    removals,
+    size: size as number | null,
+    keyChars: keyChars as number | null,
+  };
+}
+
+/** Decodes a format-3 piece: its keys, and its entries' values as one chunk (none for removals). */
+export function decodeStatePiece(path: string, piece: KeyGroupPiece): { keys: string[]; values: unknown } {
+  let decoded: unknown;
+  try {
+    decoded = unpack(piece.data);
+  } catch (e) {
+    throw corrupt(path, `a piece cannot be decoded (${(e as Error).message})`);
+  }
+  const keys = (piece.removal ? decoded : (decoded as unknown[])?.[0]) as string[];
+  if (!Array.isArray(keys) || keys.length !== piece.count) {
+    throw corrupt(path, `a piece holds other than the ${piece.count} keys it says`);
+  }
+  return { keys, values: piece.removal ? undefined : (decoded as unknown[])[1] };
+}
+
+/** Reads, checks and decodes one state file whole (the CLI's inspect and verify read files so). */
+export function readStateFile(path: string, expect: Omit<StateFileHeader, 'format'>): StateFileContent {
+  const file = openStateFile(path, expect);
+  if (file.pieces === null) {
+    return { header: file.header, chunks: file.chunks, removed: file.removed, entries: file.entries };
+  }
+  const chunks: StateChunk[] = [];
+  const removed: string[] = [];
+  for (const piece of file.pieces) {
+    const { keys, values } = decodeStatePiece(path, piece);
+    if (piece.removal) for (const k of keys) removed.push(k);
+    else chunks.push({ keys, values, perEntry: false });
+  }
+  return { header: file.header, chunks, removed, entries: file.entries };
 }
 
 /** The versions of each kind present in a partition's state directory. */

@@ -68,6 +68,12 @@ export class AggregateOperator implements StatefulOperator {
   private dropped = 0;
   /** Micro-batch mode: groups changed in the current batch, in the order they first changed. */
   private readonly changed: Set<string> | null;
+  /**
+   * Time windows and no window restore lazily (sessions need every group of a key at once): a
+   * group is indexed as its key group loads, or dropped if the watermark evicted its window
+   * meanwhile (update mode; append mode loads everything before it closes a window).
+   */
+  readonly restoreEntry: ((key: string, value: unknown) => boolean) | null;
 
   constructor(
     private readonly op: PlannedOperator<'aggregate'>,
@@ -93,6 +99,8 @@ export class AggregateOperator implements StatefulOperator {
       48 + 24 * (node.keys.length + node.aggregates.length),
       groupCodec(this.aggregators),
     );
+    this.restoreEntry =
+      node.window?.kind === 'session' ? null : (key, value) => this.indexRestored(key, value as Group);
   }
 
   push(row: unknown): void {
@@ -168,6 +176,11 @@ export class AggregateOperator implements StatefulOperator {
       this.lastKeys = keys;
     }
     let key = keys.get(v);
+    if (key === undefined && this.store.restoring) {
+      // A lazy restore may not have loaded the group's key group yet: loading it indexes it.
+      this.store.get(typeof v === 'string' ? `s${start}|${v}` : `n${start}|${v}`);
+      key = keys.get(v);
+    }
     let g: Group | undefined;
     if (key !== undefined) {
       // The store's get: a checkpoint in progress copies the value before the fold changes it.
@@ -321,6 +334,8 @@ export class AggregateOperator implements StatefulOperator {
       this.dropIndexed(watermark);
       return;
     }
+    // Closing emits every group of the window (append mode): each must be loaded first.
+    this.store.loadAll();
     this.ends.closeUpTo(watermark, (key, end) => {
       const g = this.store.get(key);
       // A session that grew since it was indexed falls due later, under its new end.
@@ -333,6 +348,8 @@ export class AggregateOperator implements StatefulOperator {
   }
 
   restored(): void {
+    // A lazy restore indexes each group as its key group loads (indexRestored).
+    if (this.store.restoring) return;
     this.restoreIndex();
     if (this.window === undefined) return;
     const size = this.store.size;
@@ -353,22 +370,37 @@ export class AggregateOperator implements StatefulOperator {
     this.ends.addAll(ends, keys);
   }
 
-  /** Rebuilds the index from restored groups, in store order (the order groups were created). */
+  /** Rebuilds the index from restored groups, in store order. */
   private restoreIndex(): void {
+    if (this.index === null) return;
+    for (const [key, g] of this.store.entries()) this.indexGroup(key, g);
+  }
+
+  /** Adds a restored group to the index, if the hot path would find it there. */
+  private indexGroup(key: string, g: Group): void {
     const index = this.index;
     if (index === null) return;
-    for (const [key, g] of this.store.entries()) {
-      const v = g.keys[0];
-      if (typeof v !== 'string' && typeof v !== 'number') continue;
-      // Only keys the hot path would build itself: another key is not the group of (v, start).
-      if (key !== this.groupKeyOf(g.keys, g.start)) continue;
-      let keys = index.get(g.start);
-      if (keys === undefined) {
-        keys = new Map();
-        index.set(g.start, keys);
-      }
-      keys.set(v, key);
+    const v = g.keys[0];
+    if (typeof v !== 'string' && typeof v !== 'number') return;
+    // Only keys the hot path would build itself: another key is not the group of (v, start).
+    if (key !== this.groupKeyOf(g.keys, g.start)) return;
+    let keys = index.get(g.start);
+    if (keys === undefined) {
+      keys = new Map();
+      index.set(g.start, keys);
     }
+    keys.set(v, key);
+  }
+
+  /** A group a lazy restore loaded (see {@link restoreEntry}): indexed, or dropped if evicted. */
+  private indexRestored(key: string, g: Group): boolean {
+    if (this.window !== undefined) {
+      // Only update mode evicts by the removal queue, and so advances evictedUpTo.
+      if (g.end <= this.evictedUpTo) return false;
+      this.ends.add(g.end, key);
+    }
+    this.indexGroup(key, g);
+    return true;
   }
 
   private forgetSession(g: Group): void {

@@ -50,6 +50,8 @@ export interface StateOperatorCounters {
   numRowsRemoved: number;
   numRowsDroppedByWatermark: number;
   memoryUsedBytes: number;
+  /** Key groups a lazy restore has not loaded yet (set by the task from the store). */
+  keyGroupsToLoad?: number;
 }
 
 /**
@@ -68,7 +70,18 @@ export interface StatefulOperator extends RowSink {
   stateCounters(): StateOperatorCounters;
   /** Where the operator keeps its state (the task checkpoints and restores it). */
   readonly store: InMemoryStateStore<unknown>;
-  /** The store was restored from a checkpoint: rebuild what the operator derives from it. */
+  /**
+   * Set when the operator can take its state lazily (real-time mode): the restore returns before
+   * any entry is loaded and the store loads a key group when one of its keys is first used, the
+   * rest in the background (InMemoryStateStore.restoreGroups). The operator hears each entry as
+   * its group loads, keeps it (true) or drops it (false), and must not use the store meanwhile.
+   * Unset: every entry is loaded before {@link restored}.
+   */
+  readonly restoreEntry?: ((key: string, value: unknown) => boolean) | null;
+  /**
+   * The store was restored from a checkpoint: rebuild what the operator derives from it (from the
+   * entries {@link restoreEntry} heard, when the store is still loading).
+   */
   restored(): void;
   /** The task starts, its state restored (or not: a first run); changes are tracked from here. */
   start?(): void;

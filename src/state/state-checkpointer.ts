@@ -2,14 +2,19 @@ import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { writeChunksAtomic } from '../checkpoint/files.js';
 import {
+  decodeStatePiece,
+  type OpenedStateFile,
+  openStateFile,
+  packEntriesPiece,
+  packRemovalsPiece,
   packStatePiece,
-  readStateFile,
   restorePlan,
   STATE_CHUNK_ENTRIES,
   STATE_FILE_FORMAT,
   type StateFileHeader,
   stateFileName,
 } from '../checkpoint/state-files.js';
+import { KEY_GROUPS, type KeyGroupPiece, keyGroupOf } from './key-groups.js';
 import type { InMemoryStateStore, StateFreeze } from './state-store.js';
 
 export interface StateCheckpointerHooks {
@@ -54,6 +59,8 @@ export class StateCheckpointer {
   private made = false;
   /** The last file write started: each write starts after the previous one ended. */
   private lastWrite: Promise<void> = Promise.resolve();
+  /** The task ended: no more background work. */
+  private stopped = false;
 
   constructor(
     private readonly store: InMemoryStateStore<unknown>,
@@ -69,22 +76,77 @@ export class StateCheckpointer {
 
   /**
    * Restores the state as of `version` (the newest snapshot at or below it, then the changelogs
-   * after it). Returns how many files were read.
+   * after it). Every file is read and checked now. With `onEntry` (see
+   * {@link InMemoryStateStore.restoreGroups}) the entries of files written by key group are loaded
+   * lazily, a key group when a row needs it and the rest in the background, a group per turn of
+   * the event loop; otherwise, and for files of older formats, all at once. Returns how many files
+   * were read.
    */
-  restore(version: number): number {
-    const files = restorePlan(this.dir, version);
-    for (const f of files) {
-      const content = readStateFile(f.path, {
+  restore(version: number, onEntry: ((key: string, value: unknown) => boolean) | null = null): number {
+    const plan = restorePlan(this.dir, version);
+    const files = plan.map((f) => ({
+      path: f.path,
+      file: openStateFile(f.path, {
         kind: f.kind,
         version: f.version,
         operatorId: this.operatorId,
         partition: this.partition,
-      });
-      // Within a file the keys written and removed are disjoint (see state-files.ts).
-      this.store.loadRemoved(content.removed);
-      for (const chunk of content.chunks) this.store.loadChunk(chunk.keys, chunk.values, chunk.perEntry);
+      }),
+    }));
+    const last = files.at(-1)?.file;
+    const groups = last?.header.keyGroups;
+    if (last === undefined) return 0;
+    if (files.every(({ file }) => file.pieces !== null && file.header.keyGroups === groups)) {
+      const pieces: KeyGroupPiece[][] = Array.from({ length: groups! }, () => []);
+      const paths = new Map<KeyGroupPiece, string>();
+      for (const { path, file } of files) {
+        for (const piece of file.pieces!) {
+          pieces[piece.group]!.push(piece);
+          paths.set(piece, path);
+        }
+      }
+      this.store.restoreGroups(
+        {
+          groups: groups!,
+          pieces,
+          size: last.size!,
+          keyChars: last.keyChars!,
+          decode: (piece) => decodeStatePiece(paths.get(piece)!, piece),
+        },
+        onEntry,
+      );
+      if (onEntry !== null) this.scheduleLoading();
+    } else {
+      for (const { path, file } of files) this.loadWhole(path, file);
     }
     return files.length;
+  }
+
+  /** Loads a file of an older format (no key groups), or one of a chain that mixes formats. */
+  private loadWhole(path: string, file: OpenedStateFile): void {
+    // Within a file the keys written and removed are disjoint (see state-files.ts).
+    if (file.pieces === null) {
+      this.store.loadRemoved(file.removed);
+      for (const chunk of file.chunks) this.store.loadChunk(chunk.keys, chunk.values, chunk.perEntry);
+      return;
+    }
+    for (const piece of file.pieces) {
+      const { keys, values } = decodeStatePiece(path, piece);
+      if (piece.removal) this.store.loadRemoved(keys);
+      else this.store.loadChunk(keys, values, false);
+    }
+  }
+
+  /** A lazy restore: loads the key groups no row asked for, one per turn of the event loop. */
+  private scheduleLoading(): void {
+    setImmediate(() => {
+      if (this.stopped) return;
+      try {
+        if (!this.store.loadSome(1)) this.scheduleLoading();
+      } catch (e) {
+        this.hooks.failed(e);
+      }
+    });
   }
 
   /** The epoch ended: its state becomes version `epoch + 1`, written in the background. */
@@ -99,6 +161,7 @@ export class StateCheckpointer {
       version,
       operatorId: this.operatorId,
       partition: this.partition,
+      keyGroups: KEY_GROUPS,
     };
     this.jobs.push({
       epoch,
@@ -139,11 +202,12 @@ export class StateCheckpointer {
     if (done) this.write(this.jobs.shift()!);
   }
 
-  private pack(job: Job): void {
-    const chunk = job.freeze.drain();
-    if (chunk === null) return;
-    job.entries += chunk.keys.length;
-    job.chunks.push(packStatePiece(['W', chunk.keys, chunk.values]));
+  /** Packs the key groups that collected a piece's worth of entries (`all`: every group's). */
+  private pack(job: Job, all = false): void {
+    for (const chunk of job.freeze.drain(all)) {
+      job.entries += chunk.keys.length;
+      job.chunks.push(packEntriesPiece(chunk.group, chunk.keys, chunk.values));
+    }
   }
 
   /** Encodes what is left of the oldest job at once and starts its file write. */
@@ -155,12 +219,14 @@ export class StateCheckpointer {
 
   /** Packs the job's last entries, its removals and its end, and writes its file after the previous. */
   private write(job: Job): void {
-    this.pack(job);
-    const removed = job.freeze.removed;
-    for (let i = 0; i < removed.length; i += STATE_CHUNK_ENTRIES) {
-      job.chunks.push(packStatePiece(['r', removed.slice(i, i + STATE_CHUNK_ENTRIES)]));
-    }
-    job.chunks.push(packStatePiece(['end', job.entries, removed.length]));
+    this.pack(job, true);
+    const { removed, totals } = job.freeze;
+    const byGroup: string[][] = [];
+    for (const key of removed) (byGroup[keyGroupOf(key, KEY_GROUPS)] ??= []).push(key);
+    byGroup.forEach((keys, group) => {
+      job.chunks.push(packRemovalsPiece(group, keys));
+    });
+    job.chunks.push(packStatePiece(['end', job.entries, removed.length, totals.size, totals.keyChars]));
     if (!this.made) {
       mkdirSync(this.dir, { recursive: true });
       this.made = true;
@@ -175,6 +241,7 @@ export class StateCheckpointer {
 
   /** Finishes the checkpoints in progress and resolves once every write has ended (the task ends). */
   async settle(): Promise<void> {
+    this.stopped = true;
     while (this.jobs.length > 0) this.finishJob();
     await this.lastWrite.catch(() => {});
   }

@@ -1,3 +1,5 @@
+import { KEY_GROUPS, type KeyGroupSource, keyGroupOf, PIECE_ENTRIES } from './key-groups.js';
+
 /**
  * State of one stateful operator in one partition. The engine's operators keep everything they
  * remember across rows here, so the store is the unit of checkpointing: with checkpointing on, it
@@ -62,8 +64,12 @@ class ArrayChunkEncoder<V> implements StateChunkEncoder<V> {
   }
 }
 
-/** Entries encoded for a checkpoint: their keys, and their values as one chunk (see StateCodec). */
+/**
+ * Entries of one key group encoded for a checkpoint: their keys, and their values as one chunk
+ * (see StateCodec).
+ */
 export interface EncodedChunk {
+  readonly group: number;
   readonly keys: string[];
   readonly values: unknown;
 }
@@ -113,6 +119,8 @@ export class InMemoryStateStore<V> implements StateStore<V> {
   /** Lists of keys queued by {@link removeLater}, oldest first, and the next one's position. */
   private queued: string[][] = [];
   private queuedAt = 0;
+  /** A restore by key group with groups still to load (see {@link restoreGroups}), or null. */
+  private loading: GroupLoad<V> | null = null;
 
   /**
    * @param bytesPerValue an estimate of one value's size, for memoryUsedBytes.
@@ -130,11 +138,13 @@ export class InMemoryStateStore<V> implements StateStore<V> {
   }
 
   get(key: string): V | undefined {
+    if (this.loading !== null) this.ensureLoaded(key);
     if (this.freezes.length !== 0) this.detach(key);
     return this.map.get(key);
   }
 
   put(key: string, value: V): void {
+    if (this.loading !== null) this.ensureLoaded(key);
     if (this.freezes.length !== 0) this.detach(key);
     if (!this.map.has(key)) this.keyChars += key.length;
     this.map.set(key, value);
@@ -146,6 +156,7 @@ export class InMemoryStateStore<V> implements StateStore<V> {
   }
 
   remove(key: string): void {
+    if (this.loading !== null) this.ensureLoaded(key);
     if (this.freezes.length !== 0) this.detach(key);
     if (!this.map.delete(key)) return;
     this.keyChars -= key.length;
@@ -156,24 +167,27 @@ export class InMemoryStateStore<V> implements StateStore<V> {
     this.removals++;
   }
 
+  /** Keys held, key groups not loaded yet included (see {@link restoreGroups}). */
   get size(): number {
     this.flushRemovals();
-    return this.map.size;
+    return this.map.size + (this.loading?.unloadedSize ?? 0);
   }
 
   entries(): IterableIterator<[string, V]> {
+    this.loadAll();
     this.flushRemovals();
     return this.map.entries();
   }
 
   metrics(): StateStoreMetrics {
-    this.flushRemovals();
+    const size = this.size;
+    const chars = this.keyChars + (this.loading?.unloadedChars ?? 0);
     return {
-      numRowsTotal: this.map.size,
+      numRowsTotal: size,
       numRowsUpdated: this.updates,
       numRowsRemoved: this.removals,
       // Map entry overhead (≈ 40 B) + key characters (2 B each) + the value.
-      memoryUsedBytes: this.map.size * (40 + this.bytesPerValue) + this.keyChars * 2,
+      memoryUsedBytes: size * (40 + this.bytesPerValue) + chars * 2,
     };
   }
 
@@ -229,13 +243,16 @@ export class InMemoryStateStore<V> implements StateStore<V> {
    * each freeze encodes its own epoch's end.
    */
   beginCheckpoint(full: boolean): StateFreeze<V> {
+    // A snapshot walks every key: the groups a restore has not loaded yet are loaded first.
+    if (full) this.loadAll();
     // Queued removals belong to the epoch that ends here.
     this.flushRemovals();
     this.trackChanges();
     const removed = full ? [] : [...this.removed!];
+    const totals = { size: this.size, keyChars: this.keyChars + (this.loading?.unloadedChars ?? 0) };
     const freeze = full
-      ? new StateFreeze<V>(this, this.codec, removed, null, new Set(), this.map.entries())
-      : new StateFreeze<V>(this, this.codec, removed, this.written!, null, this.written!.entries());
+      ? new StateFreeze<V>(this, this.codec, removed, totals, null, new Set(), this.map.entries())
+      : new StateFreeze<V>(this, this.codec, removed, totals, this.written!, null, this.written!.entries());
     this.freezes.push(freeze);
     this.written = new Map();
     this.removed = new Set();
@@ -268,9 +285,108 @@ export class InMemoryStateStore<V> implements StateStore<V> {
     for (let i = 0; i < freezes.length; i++) freezes[i]!.touch(key);
   }
 
+  // --- restores ---------------------------------------------------------------------------------
+
   /**
-   * Restores checkpointed entries: a chunk of keys and their values, as {@link StateFreeze.drain}
-   * gave them (`perEntry`: one value per key by `codec.encode`, as format-1 files hold them).
+   * Restores the state of a chain of state files by key group. Each key group is rebuilt apart —
+   * its pieces from every file applied in order to a small map, so keys the later files remove
+   * never reach the store's large map — and then its entries go into the store.
+   *
+   * Without `onEntry` every group is loaded now. With it the restore is lazy: a group is loaded
+   * when a key of it is first read, written or removed, when {@link loadSome} loads it in the
+   * background, or when something needs every key ({@link entries}, a snapshot); `size` and the
+   * metrics count the groups not loaded yet from the files' totals. `onEntry` hears every restored
+   * entry as its group loads, and keeps it (true) or drops it (false: a removal, recorded in the
+   * next changelog, e.g. a window evicted while its group waited). It must not use the store.
+   */
+  restoreGroups(source: KeyGroupSource, onEntry: ((key: string, value: V) => boolean) | null): void {
+    this.flushRemovals();
+    this.loading = {
+      source,
+      pending: source.pieces.map(() => true),
+      left: source.groups,
+      next: 0,
+      unloadedSize: source.size,
+      unloadedChars: source.keyChars,
+      filter: onEntry === null ? null : { keep: onEntry },
+    };
+    if (onEntry === null) this.loadAll();
+  }
+
+  /** Whether a lazy restore has key groups left to load. */
+  get restoring(): boolean {
+    return this.loading !== null;
+  }
+
+  /** How many key groups a lazy restore has left to load. */
+  get keyGroupsToLoad(): number {
+    return this.loading?.left ?? 0;
+  }
+
+  /** Loads every key group a lazy restore has left. */
+  loadAll(): void {
+    this.loadSome(Number.POSITIVE_INFINITY);
+  }
+
+  /** Loads up to `groups` of the key groups a lazy restore has left; true when none is left. */
+  loadSome(groups: number): boolean {
+    for (let n = 0; n < groups; n++) {
+      const l = this.loading;
+      if (l === null) return true;
+      while (!l.pending[l.next]) l.next++;
+      this.loadGroup(l, l.next);
+    }
+    return this.loading === null;
+  }
+
+  private ensureLoaded(key: string): void {
+    const l = this.loading!;
+    const group = keyGroupOf(key, l.source.groups);
+    if (l.pending[group]) this.loadGroup(l, group);
+  }
+
+  private loadGroup(l: GroupLoad<V>, group: number): void {
+    l.pending[group] = false;
+    const pieces = l.source.pieces[group]!;
+    l.source.pieces[group] = [];
+    const codec = this.codec;
+    const entries = new Map<string, V>();
+    for (const piece of pieces) {
+      const { keys, values } = l.source.decode(piece);
+      if (piece.removal) {
+        for (let i = 0; i < keys.length; i++) entries.delete(keys[i]!);
+        continue;
+      }
+      if (codec.decodeChunk !== undefined) {
+        const decoded = codec.decodeChunk(values, keys.length);
+        for (let i = 0; i < keys.length; i++) entries.set(keys[i]!, decoded[i]!);
+      } else {
+        const data = values as unknown[];
+        for (let i = 0; i < keys.length; i++) entries.set(keys[i]!, codec.decode(data[i]));
+      }
+    }
+    let chars = 0;
+    for (const key of entries.keys()) chars += key.length;
+    l.unloadedSize -= entries.size;
+    l.unloadedChars -= chars;
+    if (--l.left === 0) this.loading = null;
+    const map = this.map;
+    const filter = l.filter;
+    for (const [key, value] of entries) {
+      if (filter === null || filter.keep(key, value)) {
+        map.set(key, value);
+        this.keyChars += key.length;
+      } else {
+        // Dropped as it loads: a removal like any (no freeze holds it: none began since).
+        this.removed?.add(key);
+        this.removals++;
+      }
+    }
+  }
+
+  /**
+   * Restores checkpointed entries of a file without key groups (formats 1 and 2): a chunk of keys
+   * and their values (`perEntry`: one value per key by `codec.encode`, as format-1 files hold them).
    * Files are loaded in order (a snapshot, then changelogs); nothing is tracked.
    */
   loadChunk(keys: readonly string[], values: unknown, perEntry: boolean): void {
@@ -313,8 +429,11 @@ export class InMemoryStateStore<V> implements StateStore<V> {
  * them, and the entries encoded and not drained yet.
  */
 export class StateFreeze<V> {
-  private keys: string[] = [];
-  private values: StateChunkEncoder<V>;
+  /** Per key group, the entries encoded and not drained yet. */
+  private readonly keys: (string[] | undefined)[] = new Array(KEY_GROUPS);
+  private readonly values: (StateChunkEncoder<V> | undefined)[] = new Array(KEY_GROUPS);
+  /** Key groups that reached PIECE_ENTRIES undrained entries. */
+  private full: number[] = [];
   private done = false;
 
   /** @internal Made by {@link InMemoryStateStore.beginCheckpoint}. */
@@ -323,15 +442,15 @@ export class StateFreeze<V> {
     private readonly codec: StateCodec<V>,
     /** The keys removed since the previous checkpoint began (none for a snapshot). */
     readonly removed: readonly string[],
+    /** The keys the state held at the epoch's end, and their characters. */
+    readonly totals: { readonly size: number; readonly keyChars: number },
     /** A changelog: the keys written in its epoch and not encoded yet. */
     private readonly pending: Map<string, V> | null,
     /** A snapshot: the keys touched since its epoch's end. */
     private readonly touched: Set<string> | null,
     /** Walks `pending` (changelog) or the live map (snapshot). */
     private readonly walk: IterableIterator<[string, V]>,
-  ) {
-    this.values = this.encoder();
-  }
+  ) {}
 
   private encoder(): StateChunkEncoder<V> {
     const codec = this.codec;
@@ -346,8 +465,6 @@ export class StateFreeze<V> {
   /** Encodes up to `budget` frozen entries; returns true once every one is. */
   encodeSome(budget: number): boolean {
     if (this.done) return true;
-    const keys = this.keys;
-    const values = this.values;
     const it = this.walk;
     const pending = this.pending;
     const touched = this.touched;
@@ -366,23 +483,43 @@ export class StateFreeze<V> {
         // Encoded at its first touch, or created after the epoch's end.
         continue;
       }
-      keys.push(key);
-      values.add(value);
+      this.add(key, value);
     }
     return false;
   }
 
+  /** Encodes an entry into its key group's chunk. */
+  private add(key: string, value: V): void {
+    const group = keyGroupOf(key, KEY_GROUPS);
+    let keys = this.keys[group];
+    if (keys === undefined) {
+      keys = [];
+      this.keys[group] = keys;
+      this.values[group] = this.encoder();
+    }
+    keys.push(key);
+    this.values[group]!.add(value);
+    if (keys.length === PIECE_ENTRIES) this.full.push(group);
+  }
+
   /**
-   * The entries encoded since the last call (by {@link encodeSome} or on touch), their values
-   * packed as one chunk; null when there are none.
+   * Entries encoded since the last call (by {@link encodeSome} or on touch), a chunk per key group,
+   * values packed as one chunk each: of the groups that collected PIECE_ENTRIES entries, or of
+   * every group (`all`, when the checkpoint is written).
    */
-  drain(): EncodedChunk | null {
-    const keys = this.keys;
-    if (keys.length === 0) return null;
-    const values = this.values.finish();
-    this.keys = [];
-    this.values = this.encoder();
-    return { keys, values };
+  drain(all = false): EncodedChunk[] {
+    const out: EncodedChunk[] = [];
+    const take = (group: number) => {
+      const keys = this.keys[group];
+      if (keys === undefined) return;
+      out.push({ group, keys, values: this.values[group]!.finish() });
+      this.keys[group] = undefined;
+      this.values[group] = undefined;
+    };
+    if (all) for (let g = 0; g < KEY_GROUPS; g++) take(g);
+    else for (const g of this.full) take(g);
+    this.full = [];
+    return out;
   }
 
   /** @internal Copy on touch: `key` is about to change (see the store's class comment). */
@@ -391,8 +528,7 @@ export class StateFreeze<V> {
     if (pending !== null) {
       const value = pending.get(key);
       if (value === undefined && !pending.has(key)) return;
-      this.keys.push(key);
-      this.values.add(value as V);
+      this.add(key, value as V);
       pending.delete(key);
       return;
     }
@@ -402,7 +538,21 @@ export class StateFreeze<V> {
     touched.add(key);
     const value = this.store.peek(key);
     if (value === undefined && !this.store.holds(key)) return;
-    this.keys.push(key);
-    this.values.add(value as V);
+    this.add(key, value as V);
   }
+}
+
+/** A restore by key group in progress (see {@link InMemoryStateStore.restoreGroups}). */
+interface GroupLoad<V> {
+  readonly source: KeyGroupSource;
+  /** Per key group: not loaded yet. */
+  readonly pending: boolean[];
+  left: number;
+  /** Where {@link InMemoryStateStore.loadSome} looks for the next group to load. */
+  next: number;
+  /** Keys (and their characters) of the groups not loaded yet, at the restored version. */
+  unloadedSize: number;
+  unloadedChars: number;
+  /** Hears each restored entry and keeps it or drops it (a method: the store stays covariant in V). */
+  readonly filter: { keep(key: string, value: V): boolean } | null;
 }

@@ -44,16 +44,66 @@ async function endEpoch(cp: StateCheckpointer, durable: number[], epoch: number)
   while (!durable.includes(epoch)) await new Promise((r) => setImmediate(r));
 }
 
-function restore(dir: string, version: number): InMemoryStateStore<Group> {
-  const store = new InMemoryStateStore<Group>(64, codec);
-  new StateCheckpointer(store as InMemoryStateStore<unknown>, dir, 7, 1, 3, {
-    durable: () => {},
+function checkpointer(
+  store: InMemoryStateStore<Group>,
+  dir: string,
+  durable: number[] = [],
+): StateCheckpointer {
+  return new StateCheckpointer(store as InMemoryStateStore<unknown>, dir, 7, 1, 3, {
+    durable: (e) => durable.push(e),
     failed: (e) => {
       throw e;
     },
-  }).restore(version);
+  });
+}
+
+function restore(dir: string, version: number): InMemoryStateStore<Group> {
+  const store = new InMemoryStateStore<Group>(64, codec);
+  checkpointer(store, dir).restore(version);
   return store;
 }
+
+/** Writes versions 1..n of a state built by `epochs` of updates; returns each version's content. */
+async function writeVersions(
+  dir: string,
+  epochs: { card: number; remove: boolean; start: number }[][],
+): Promise<Record<string, Group>[]> {
+  const store = new InMemoryStateStore<Group>(64, codec);
+  const durable: number[] = [];
+  const cp = checkpointer(store, dir, durable);
+  const expected: Record<string, Group>[] = [];
+  for (const [epoch, updates] of epochs.entries()) {
+    for (const u of updates) {
+      const key = `s${u.start}|card-${u.card}`;
+      if (u.remove) {
+        store.remove(key);
+        continue;
+      }
+      // The operator's update: in place, then marked written.
+      const g = store.get(key) ?? group(u.card, u.start, 0);
+      g.states[0] = (g.states[0] as number) + 1;
+      (g.states[1] as number[])[0]! += 2;
+      (g.states[1] as number[])[1]!++;
+      store.put(key, g);
+    }
+    expected.push(structuredClone(contentOf(store)));
+    await endEpoch(cp, durable, epoch);
+  }
+  await cp.settle();
+  return expected;
+}
+
+const updates = fc.array(
+  fc.array(
+    fc.record({
+      card: fc.integer({ min: 0, max: 30 }),
+      remove: fc.boolean(),
+      start: fc.constantFrom(0, 1000),
+    }),
+    { maxLength: 25 },
+  ),
+  { minLength: 1, maxLength: 8 },
+);
 
 describe('state files', () => {
   it('the group codec packs a chunk as columns and decodes it to equal groups', () => {
@@ -86,52 +136,79 @@ describe('state files', () => {
   });
 
   it('every version restores to the state of its epoch end: snapshots, changelogs, removals and re-creations in order', async () => {
-    const ops = fc.array(
-      fc.array(
-        fc.record({
-          card: fc.integer({ min: 0, max: 30 }),
-          remove: fc.boolean(),
-          start: fc.constantFrom(0, 1000),
-        }),
-        { maxLength: 25 },
-      ),
-      { minLength: 1, maxLength: 8 },
-    );
     await fc.assert(
-      fc.asyncProperty(ops, async (epochs) => {
+      fc.asyncProperty(updates, async (epochs) => {
         const dir = tempDir();
-        const store = new InMemoryStateStore<Group>(64, codec);
-        const durable: number[] = [];
-        const cp = new StateCheckpointer(store as InMemoryStateStore<unknown>, dir, 7, 1, 3, {
-          durable: (e) => durable.push(e),
-          failed: (e) => {
-            throw e;
-          },
-        });
-        const expected: Record<string, Group>[] = [];
-        for (const [epoch, updates] of epochs.entries()) {
-          for (const u of updates) {
-            const key = `s${u.start}|card-${u.card}`;
-            if (u.remove) {
-              store.remove(key);
-              continue;
-            }
-            // The operator's update: in place, then marked written.
-            const g = store.get(key) ?? group(u.card, u.start, 0);
-            g.states[0] = (g.states[0] as number) + 1;
-            (g.states[1] as number[])[0]! += 2;
-            (g.states[1] as number[])[1]!++;
-            store.put(key, g);
-          }
-          expected.push(structuredClone(contentOf(store)));
-          await endEpoch(cp, durable, epoch);
-        }
-        await cp.settle();
+        const expected = await writeVersions(dir, epochs);
         // Version v is the state at the end of epoch v − 1; version 3 and 6 are snapshots.
         for (let v = 1; v <= epochs.length; v++)
           assert.deepEqual(contentOf(restore(dir, v)), expected[v - 1]);
       }),
       { numRuns: 40 },
+    );
+  });
+
+  it('a lazy restore reads, writes, removes and counts as an eager one, whichever key groups load first, and its next checkpoints hold the same state', async () => {
+    const op = fc.oneof(
+      fc.record({ kind: fc.constant('load' as const), groups: fc.integer({ min: 1, max: 40 }) }),
+      fc.record({
+        kind: fc.constantFrom('get' as const, 'put' as const, 'remove' as const),
+        card: fc.integer({ min: 0, max: 30 }),
+        start: fc.constantFrom(0, 1000),
+      }),
+    );
+    await fc.assert(
+      fc.asyncProperty(updates, fc.array(op, { maxLength: 30 }), fc.boolean(), async (epochs, ops, drop) => {
+        const dir = tempDir();
+        await writeVersions(dir, epochs);
+        const version = epochs.length;
+        const eager = new InMemoryStateStore<Group>(64, codec);
+        const lazy = new InMemoryStateStore<Group>(64, codec);
+        checkpointer(eager, dir).restore(version);
+        // Dropping on load: the entries of window 1000 go, as a watermark past them would evict them.
+        const keep = (_key: string, g: unknown) => !drop || (g as Group).start !== 1000;
+        if (drop) for (const [key, g] of [...eager.entries()]) if (!keep(key, g)) eager.remove(key);
+        const durable: number[] = [];
+        const lazyCp = checkpointer(lazy, dir, durable);
+        lazyCp.restore(version, keep);
+        assert.equal(lazy.restoring, true);
+        // No await until the ops are done: the background loading does not run meanwhile.
+        for (const o of ops) {
+          if (o.kind === 'load') {
+            lazy.loadSome(o.groups);
+          } else {
+            const key = `s${o.start}|card-${o.card}`;
+            if (o.kind === 'get') assert.deepEqual(lazy.get(key), eager.get(key), `get ${key}`);
+            else if (o.kind === 'remove') {
+              eager.remove(key);
+              lazy.remove(key);
+            } else if (!drop || o.start !== 1000) {
+              // (Nothing writes to a window a watermark evicted.)
+              for (const store of [eager, lazy]) {
+                const g = store.get(key) ?? group(o.card, o.start, 0);
+                g.states[0] = (g.states[0] as number) + 1;
+                store.put(key, g);
+              }
+            }
+          }
+          // Counted from the files' totals: exact, dropped entries included until they load.
+          if (!drop) {
+            assert.equal(lazy.size, eager.size);
+            assert.equal(lazy.metrics().memoryUsedBytes, eager.metrics().memoryUsedBytes);
+          }
+        }
+        // The next version, written while groups may still be unloaded, restores (with the same
+        // filter) to what the eager store holds.
+        lazyCp.epochEnded(version);
+        await lazyCp.settle();
+        const again = new InMemoryStateStore<Group>(64, codec);
+        checkpointer(again, dir).restore(version + 1, keep);
+        assert.deepEqual(contentOf(again), contentOf(eager));
+        assert.deepEqual(contentOf(lazy), contentOf(eager));
+        assert.deepEqual(lazy.metrics(), eager.metrics());
+        assert.equal(lazy.restoring, false);
+      }),
+      { numRuns: 60 },
     );
   });
 

@@ -20,10 +20,10 @@ function storeWith(entries: Record<string, number>): InMemoryStateStore<Counter>
 
 /** The encoded entries drained from the store, as [key, encoded value] pairs in order. */
 function drain(freeze: StateFreeze<Counter>): [string, unknown][] {
-  const chunk = freeze.drain();
-  if (chunk === null) return [];
-  const values = chunk.values as unknown[];
-  return chunk.keys.map((k, i) => [k, values[i]]);
+  return freeze.drain(true).flatMap((chunk) => {
+    const values = chunk.values as unknown[];
+    return chunk.keys.map((k, i): [string, unknown] => [k, values[i]]);
+  });
 }
 
 /** What a restore from the encoded entries holds: each entry set in order, the last one winning. */

@@ -163,6 +163,7 @@ function renderRestarts(restarts: readonly RestartStats[]): string {
       'startQuery resolved',
       'first row',
       'first commit',
+      'state loaded',
       'caught up',
       'down for',
       'backlog at 1st report',
@@ -177,6 +178,7 @@ function renderRestarts(restarts: readonly RestartStats[]): string {
       ms(x.startMs),
       ms(x.firstRowMs),
       ms(x.firstCommitMs),
+      ms(x.stateLoadedMs),
       ms(x.caughtUpMs),
       ms(x.downtimeMs),
       count(x.backlogAtFirstReport),
@@ -185,6 +187,7 @@ function renderRestarts(restarts: readonly RestartStats[]): string {
     ]),
     [
       'left',
+      'right',
       'right',
       'right',
       'right',
@@ -205,7 +208,9 @@ function renderRestarts(restarts: readonly RestartStats[]): string {
     )}\n`;
   }
   out +=
-    '(startQuery() resolves once every worker restored its state; "caught up": the first progress report ' +
-    'in which the source had read the rows due while the query was down)\n';
+    '(startQuery() resolves once every worker has read and checked its state files; a real-time restore ' +
+    'then loads the state lazily, a key group when a row needs it and the rest in the background: "state ' +
+    'loaded" is the first progress report (once a second) with every key group loaded; "caught up": the ' +
+    'first progress report in which the source had read the rows due while the query was down)\n';
   return out;
 }

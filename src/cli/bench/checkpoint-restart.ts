@@ -46,6 +46,12 @@ export interface RestartStats {
    * rows due while the query was down and produces them as fast as the query takes them.
    */
   caughtUpMs: number | null;
+  /**
+   * `startQuery()` called → the first progress report (once a second) in which every key group of
+   * the restored state was loaded (a real-time restore loads lazily, see
+   * InMemoryStateStore.restoreGroups); null: not within the run.
+   */
+  stateLoadedMs: number | null;
   /** Rows due but not read by the source at the first progress report of the new run. */
   backlogAtFirstReport: number | null;
   /** Groups held at the first progress report (restored, plus new, minus evicted). */
@@ -101,6 +107,7 @@ export async function measureRestart(plan: RestartPlan): Promise<RestartStats> {
   const probe = listenFirstRow(channel);
   let firstCommitAt = Number.NaN;
   let caughtUpAt = Number.NaN;
+  let loadedAt = Number.NaN;
   let firstReport: StreamingQueryProgress | null = null;
   const limit = plan.rate * BACKLOG_LIMIT_SECONDS;
   const onCommit = () => {
@@ -108,6 +115,8 @@ export async function measureRestart(plan: RestartPlan): Promise<RestartStats> {
   };
   const onProgress = (p: StreamingQueryProgress) => {
     firstReport ??= p;
+    if (Number.isNaN(loadedAt) && p.stateOperators.every((o) => o.customMetrics.keyGroupsToLoad === 0))
+      loadedAt = sharedNow();
     const s = p.sources[0];
     if (s === undefined || !Number.isNaN(caughtUpAt)) return;
     if (sum(s.latestOffset ?? s.endOffset) - sum(s.endOffset) <= limit) caughtUpAt = sharedNow();
@@ -132,7 +141,10 @@ export async function measureRestart(plan: RestartPlan): Promise<RestartStats> {
     let interrupted: unknown;
     try {
       const done = () =>
-        !Number.isNaN(firstRowAt) && !Number.isNaN(firstCommitAt) && !Number.isNaN(caughtUpAt);
+        !Number.isNaN(firstRowAt) &&
+        !Number.isNaN(firstCommitAt) &&
+        !Number.isNaN(caughtUpAt) &&
+        !Number.isNaN(loadedAt);
       // Polled: the times are stamped where they happen, the loop only decides when to stop.
       while (!done() && sharedNow() - t0 < plan.runForMs) {
         await Promise.race([sleep(50, undefined, { signal: plan.signal }), failed]);
@@ -172,6 +184,7 @@ export async function measureRestart(plan: RestartPlan): Promise<RestartStats> {
       firstRowMs: since(firstRow),
       firstCommitMs: since(firstCommitAt),
       caughtUpMs: since(caughtUpAt),
+      stateLoadedMs: since(loadedAt),
       backlogAtFirstReport:
         source === undefined ? null : sum(source.latestOffset ?? source.endOffset) - sum(source.endOffset),
       firstReportRows: report?.stateOperators[0]?.numRowsTotal ?? null,

@@ -183,7 +183,7 @@ function describeRestart(r: RestartStats): string {
   return (
     `restart: ${r.restoredKeys === null ? '?' : formatCount(r.restoredKeys)} keys restored; ` +
     `startQuery ${ms(r.startMs)}, first row ${ms(r.firstRowMs)}, first commit ${ms(r.firstCommitMs)}, ` +
-    `caught up ${ms(r.caughtUpMs)}`
+    `state loaded ${ms(r.stateLoadedMs)}, caught up ${ms(r.caughtUpMs)}`
   );
 }
 

@@ -89,7 +89,8 @@ export class ProgressBuilder {
           numRowsDroppedByWatermark: 0,
           memoryUsedBytes: 0,
           commitTimeMs: 0,
-          customMetrics: {},
+          // Key groups of restored state not loaded yet (a lazy restore; 0 once every one is).
+          customMetrics: { keyGroupsToLoad: 0 },
         };
         byOperator.set(s.operatorId, p);
       }
@@ -98,6 +99,7 @@ export class ProgressBuilder {
       p.numRowsRemoved += s.numRowsRemoved - (before?.numRowsRemoved ?? 0);
       p.numRowsDroppedByWatermark += s.numRowsDroppedByWatermark - (before?.numRowsDroppedByWatermark ?? 0);
       p.memoryUsedBytes += s.memoryUsedBytes;
+      p.customMetrics.keyGroupsToLoad! += s.keyGroupsToLoad ?? 0;
     }
     return [...byOperator.entries()].sort(([a], [b]) => a - b).map(([, p]) => p);
   }

@@ -83,7 +83,8 @@ export function openStateCheckpointer(
     },
   );
   if (spec.restoreVersion > 0) {
-    checkpointer.restore(spec.restoreVersion);
+    // Real-time mode: an operator that can takes its state lazily, a key group when a row needs it.
+    checkpointer.restore(spec.restoreVersion, host.microBatch ? null : (stateful.restoreEntry ?? null));
     stateful.restored();
   }
   return checkpointer;

@@ -612,7 +612,10 @@ export class Task implements OperatorContext, SinkTask {
       latestOffset: latest,
       epoch: this.epoch,
       watermark: this.host.microBatch ? this.batchWatermark : this.watermarks.watermark,
-      state: this.stateful?.stateCounters() ?? null,
+      state:
+        this.stateful === null
+          ? null
+          : { ...this.stateful.stateCounters(), keyGroupsToLoad: this.stateful.store.keyGroupsToLoad },
       eventTime: this.takeEventTimeStats(),
       backpressureMs:
         this.backpressureMs + (this.blockedSince === 0 ? 0 : performance.now() - this.blockedSince),
