@@ -58,16 +58,37 @@ export function packStatePiece(value: unknown): Buffer {
   return Buffer.from(packr.pack(value));
 }
 
-/** Packs the entries of one key group (format 3): their keys, and their values as one chunk. */
-export function packEntriesPiece(group: number, keys: readonly string[], values: unknown): Buffer {
+/**
+ * Packs the entries of one key group (format 3): their keys, and their values as one chunk. Two
+ * buffers to write one after the other: the piece's head, then its bytes (not copied again).
+ */
+export function packEntriesPiece(group: number, keys: readonly string[], values: unknown): [Buffer, Buffer] {
   const bytes = Buffer.from(packr.pack([keys, values]));
-  return packStatePiece(['K', group, keys.length, bytes]);
+  return [pieceHead('K', group, keys.length, bytes.length), bytes];
 }
 
-/** Packs keys of one key group removed (format 3). */
-export function packRemovalsPiece(group: number, keys: readonly string[]): Buffer {
+/** Packs keys of one key group removed (format 3), as {@link packEntriesPiece} does. */
+export function packRemovalsPiece(group: number, keys: readonly string[]): [Buffer, Buffer] {
   const bytes = Buffer.from(packr.pack(keys));
-  return packStatePiece(['R', group, keys.length, bytes]);
+  return [pieceHead('R', group, keys.length, bytes.length), bytes];
+}
+
+/**
+ * The msgpack of `[tag, group, count, <bin of byteLength>]` up to the binary's bytes: a fixarray
+ * of 4, a one-letter fixstr, a uint16, a uint32, and a bin32 header.
+ */
+function pieceHead(tag: 'K' | 'R', group: number, count: number, byteLength: number): Buffer {
+  const head = Buffer.allocUnsafe(16);
+  head[0] = 0x94;
+  head[1] = 0xa1;
+  head[2] = tag.charCodeAt(0);
+  head[3] = 0xcd;
+  head.writeUInt16BE(group, 4);
+  head[6] = 0xce;
+  head.writeUInt32BE(count, 7);
+  head[11] = 0xc6;
+  head.writeUInt32BE(byteLength, 12);
+  return head;
 }
 
 export function stateFileName(version: number, kind: StateFileKind): string {

@@ -57,6 +57,12 @@ export class AggregateOperator implements StatefulOperator {
    * goes when the watermark evicts the window. Null when the operator has no use for it.
    */
   private readonly index: Map<number, Map<string | number, string>> | null;
+  /**
+   * Window starts (0 without a window) holding restored groups the index does not list yet: a
+   * restore does not index its groups (that is a map insertion per group, a third of a restore's
+   * time); a row that misses the index there looks in the store and indexes what it finds.
+   */
+  private readonly unindexed = new Set<number>();
   /** The window start and key map of the last indexed row: rows mostly hit the same window. */
   private lastStart = Number.NaN;
   private lastKeys: Map<string | number, string> | undefined;
@@ -176,10 +182,17 @@ export class AggregateOperator implements StatefulOperator {
       this.lastKeys = keys;
     }
     let key = keys.get(v);
-    if (key === undefined && this.store.restoring) {
-      // A lazy restore may not have loaded the group's key group yet: loading it indexes it.
-      this.store.get(typeof v === 'string' ? `s${start}|${v}` : `n${start}|${v}`);
-      key = keys.get(v);
+    if (
+      key === undefined &&
+      (this.store.restoring || (this.unindexed.size !== 0 && this.unindexed.has(start)))
+    ) {
+      // A restored group the index does not list yet (see unindexed), or one of a key group a
+      // lazy restore has not loaded yet (the store's get loads it).
+      const restored = typeof v === 'string' ? `s${start}|${v}` : `n${start}|${v}`;
+      if (this.store.get(restored) !== undefined) {
+        key = restored;
+        keys.set(v, key);
+      }
     }
     let g: Group | undefined;
     if (key !== undefined) {
@@ -219,6 +232,7 @@ export class AggregateOperator implements StatefulOperator {
         if (start === this.lastStart) this.lastKeys = undefined;
       }
     }
+    for (const start of this.unindexed) if (start + w.sizeMs <= watermark) this.unindexed.delete(start);
   }
 
   /**
@@ -370,26 +384,10 @@ export class AggregateOperator implements StatefulOperator {
     this.ends.addAll(ends, keys);
   }
 
-  /** Rebuilds the index from restored groups, in store order. */
+  /** Notes the windows whose restored groups the index does not list (see {@link unindexed}). */
   private restoreIndex(): void {
     if (this.index === null) return;
-    for (const [key, g] of this.store.entries()) this.indexGroup(key, g);
-  }
-
-  /** Adds a restored group to the index, if the hot path would find it there. */
-  private indexGroup(key: string, g: Group): void {
-    const index = this.index;
-    if (index === null) return;
-    const v = g.keys[0];
-    if (typeof v !== 'string' && typeof v !== 'number') return;
-    // Only keys the hot path would build itself: another key is not the group of (v, start).
-    if (key !== this.groupKeyOf(g.keys, g.start)) return;
-    let keys = index.get(g.start);
-    if (keys === undefined) {
-      keys = new Map();
-      index.set(g.start, keys);
-    }
-    keys.set(v, key);
+    for (const [, g] of this.store.entries()) this.unindexed.add(g.start);
   }
 
   /** A group a lazy restore loaded (see {@link restoreEntry}): indexed, or dropped if evicted. */
@@ -399,7 +397,7 @@ export class AggregateOperator implements StatefulOperator {
       if (g.end <= this.evictedUpTo) return false;
       this.ends.add(g.end, key);
     }
-    this.indexGroup(key, g);
+    if (this.index !== null) this.unindexed.add(g.start);
     return true;
   }
 

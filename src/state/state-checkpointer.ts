@@ -15,7 +15,7 @@ import {
   stateFileName,
 } from '../checkpoint/state-files.js';
 import { KEY_GROUPS, type KeyGroupPiece, keyGroupOf } from './key-groups.js';
-import type { InMemoryStateStore, StateFreeze } from './state-store.js';
+import type { EncodedChunk, InMemoryStateStore, StateFreeze } from './state-store.js';
 
 export interface StateCheckpointerHooks {
   /** The state of `epoch` is durable. */
@@ -30,6 +30,8 @@ interface Job {
   readonly freeze: StateFreeze<unknown>;
   readonly chunks: Buffer[];
   entries: number;
+  /** Every key is encoded: what slices are left pack the key groups' last entries. */
+  encoded: boolean;
 }
 
 /**
@@ -169,6 +171,7 @@ export class StateCheckpointer {
       freeze: this.store.beginCheckpoint(full),
       chunks: [packStatePiece(header)],
       entries: 0,
+      encoded: false,
     });
     this.schedule();
   }
@@ -191,22 +194,28 @@ export class StateCheckpointer {
 
   /**
    * Encodes and packs one slice of the oldest job, and packs what the touches encoded for the
-   * others (so no job holds many encoded entries unpacked); writes the oldest once it is done.
-   * A slice grows with the jobs waiting, so a checkpoint that fell behind catches up in longer
-   * slices rather than in one stop at MAX_JOBS.
+   * others (so no job holds many encoded entries unpacked); once every key of the oldest is
+   * encoded, packs the rest of its key groups a slice at a time, then writes it. A slice grows
+   * with the jobs waiting, so a checkpoint that fell behind catches up in longer slices rather
+   * than in one stop at MAX_JOBS.
    */
   private encodeSlice(): void {
     const job = this.jobs[0]!;
-    const done = job.freeze.encodeSome(STATE_CHUNK_ENTRIES * this.jobs.length);
-    for (const j of this.jobs) this.pack(j);
-    if (done) this.write(this.jobs.shift()!);
+    const budget = STATE_CHUNK_ENTRIES * this.jobs.length;
+    if (!job.encoded) {
+      job.encoded = job.freeze.encodeSome(budget);
+      for (const j of this.jobs) this.pack(j, j.freeze.drain());
+      return;
+    }
+    const rest = job.freeze.drainSome(budget);
+    if (rest.length > 0) this.pack(job, rest);
+    else this.write(this.jobs.shift()!);
   }
 
-  /** Packs the key groups that collected a piece's worth of entries (`all`: every group's). */
-  private pack(job: Job, all = false): void {
-    for (const chunk of job.freeze.drain(all)) {
+  private pack(job: Job, chunks: readonly EncodedChunk[]): void {
+    for (const chunk of chunks) {
       job.entries += chunk.keys.length;
-      job.chunks.push(packEntriesPiece(chunk.group, chunk.keys, chunk.values));
+      job.chunks.push(...packEntriesPiece(chunk.group, chunk.keys, chunk.values));
     }
   }
 
@@ -219,12 +228,12 @@ export class StateCheckpointer {
 
   /** Packs the job's last entries, its removals and its end, and writes its file after the previous. */
   private write(job: Job): void {
-    this.pack(job, true);
+    this.pack(job, job.freeze.drain(true));
     const { removed, totals } = job.freeze;
     const byGroup: string[][] = [];
     for (const key of removed) (byGroup[keyGroupOf(key, KEY_GROUPS)] ??= []).push(key);
     byGroup.forEach((keys, group) => {
-      job.chunks.push(packRemovalsPiece(group, keys));
+      job.chunks.push(...packRemovalsPiece(group, keys));
     });
     job.chunks.push(packStatePiece(['end', job.entries, removed.length, totals.size, totals.keyChars]));
     if (!this.made) {

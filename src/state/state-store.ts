@@ -434,6 +434,8 @@ export class StateFreeze<V> {
   private readonly values: (StateChunkEncoder<V> | undefined)[] = new Array(KEY_GROUPS);
   /** Key groups that reached PIECE_ENTRIES undrained entries. */
   private full: number[] = [];
+  /** Where {@link drainSome} goes on. */
+  private restAt = 0;
   private done = false;
 
   /** @internal Made by {@link InMemoryStateStore.beginCheckpoint}. */
@@ -509,17 +511,34 @@ export class StateFreeze<V> {
    */
   drain(all = false): EncodedChunk[] {
     const out: EncodedChunk[] = [];
-    const take = (group: number) => {
-      const keys = this.keys[group];
-      if (keys === undefined) return;
-      out.push({ group, keys, values: this.values[group]!.finish() });
-      this.keys[group] = undefined;
-      this.values[group] = undefined;
-    };
-    if (all) for (let g = 0; g < KEY_GROUPS; g++) take(g);
-    else for (const g of this.full) take(g);
+    if (all) {
+      for (let g = 0; g < KEY_GROUPS; g++) this.take(g, out);
+    } else {
+      for (const g of this.full) this.take(g, out);
+    }
     this.full = [];
     return out;
+  }
+
+  /**
+   * Once every key is encoded: the chunks of the groups not drained yet, in group order, about
+   * `maxEntries` entries' worth per call (so packing them is sliced too); none once all are.
+   */
+  drainSome(maxEntries: number): EncodedChunk[] {
+    const out: EncodedChunk[] = [];
+    let taken = 0;
+    while (this.restAt < KEY_GROUPS && taken < maxEntries) taken += this.take(this.restAt++, out);
+    return out;
+  }
+
+  /** Moves a key group's encoded entries to `out` as a chunk; returns how many. */
+  private take(group: number, out: EncodedChunk[]): number {
+    const keys = this.keys[group];
+    if (keys === undefined) return 0;
+    out.push({ group, keys, values: this.values[group]!.finish() });
+    this.keys[group] = undefined;
+    this.values[group] = undefined;
+    return keys.length;
   }
 
   /** @internal Copy on touch: `key` is about to change (see the store's class comment). */
