@@ -96,8 +96,8 @@ export class StateCheckpointer {
       }),
     }));
     const last = files.at(-1)?.file;
-    const groups = last?.header.keyGroups;
     if (last === undefined) return 0;
+    const groups = KEY_GROUPS;
     if (files.every(({ file }) => file.pieces !== null && file.header.keyGroups === groups)) {
       const pieces: KeyGroupPiece[][] = Array.from({ length: groups! }, () => []);
       const paths = new Map<KeyGroupPiece, string>();

@@ -108,7 +108,13 @@ const UNTRACKED = null;
  * whatever the others do: a touch is the first one since *its* freeze, or it is not.
  */
 export class InMemoryStateStore<V> implements StateStore<V> {
-  private readonly map = new Map<string, V>();
+  /**
+   * One map per key group (see key-groups.ts): a snapshot walks them in order, so its pieces come
+   * out a key group at a time, and a restore hands each group its rebuilt map as it is.
+   */
+  private readonly maps: Map<string, V>[] = Array.from({ length: KEY_GROUPS }, () => new Map());
+  /** Keys held in the maps. */
+  private count = 0;
   private written: Map<string, V> | null = UNTRACKED;
   private removed: Set<string> | null = UNTRACKED;
   private updates = 0;
@@ -138,16 +144,23 @@ export class InMemoryStateStore<V> implements StateStore<V> {
   }
 
   get(key: string): V | undefined {
-    if (this.loading !== null) this.ensureLoaded(key);
-    if (this.freezes.length !== 0) this.detach(key);
-    return this.map.get(key);
+    const group = keyGroupOf(key, KEY_GROUPS);
+    if (this.loading?.pending[group]) this.loadGroup(this.loading, group);
+    if (this.freezes.length !== 0) this.detach(key, group);
+    return this.maps[group]!.get(key);
   }
 
   put(key: string, value: V): void {
-    if (this.loading !== null) this.ensureLoaded(key);
-    if (this.freezes.length !== 0) this.detach(key);
-    if (!this.map.has(key)) this.keyChars += key.length;
-    this.map.set(key, value);
+    const group = keyGroupOf(key, KEY_GROUPS);
+    if (this.loading?.pending[group]) this.loadGroup(this.loading, group);
+    if (this.freezes.length !== 0) this.detach(key, group);
+    const map = this.maps[group]!;
+    const size = map.size;
+    map.set(key, value);
+    if (map.size !== size) {
+      this.keyChars += key.length;
+      this.count++;
+    }
     if (this.written !== null) {
       this.written.set(key, value);
       this.removed!.delete(key);
@@ -156,10 +169,12 @@ export class InMemoryStateStore<V> implements StateStore<V> {
   }
 
   remove(key: string): void {
-    if (this.loading !== null) this.ensureLoaded(key);
-    if (this.freezes.length !== 0) this.detach(key);
-    if (!this.map.delete(key)) return;
+    const group = keyGroupOf(key, KEY_GROUPS);
+    if (this.loading?.pending[group]) this.loadGroup(this.loading, group);
+    if (this.freezes.length !== 0) this.detach(key, group);
+    if (!this.maps[group]!.delete(key)) return;
     this.keyChars -= key.length;
+    this.count--;
     if (this.written !== null) {
       this.written.delete(key);
       this.removed!.add(key);
@@ -170,13 +185,13 @@ export class InMemoryStateStore<V> implements StateStore<V> {
   /** Keys held, key groups not loaded yet included (see {@link restoreGroups}). */
   get size(): number {
     this.flushRemovals();
-    return this.map.size + (this.loading?.unloadedSize ?? 0);
+    return this.count + (this.loading?.unloadedSize ?? 0);
   }
 
   entries(): IterableIterator<[string, V]> {
     this.loadAll();
     this.flushRemovals();
-    return this.map.entries();
+    return allEntries(this.maps);
   }
 
   metrics(): StateStoreMetrics {
@@ -251,8 +266,8 @@ export class InMemoryStateStore<V> implements StateStore<V> {
     const removed = full ? [] : [...this.removed!];
     const totals = { size: this.size, keyChars: this.keyChars + (this.loading?.unloadedChars ?? 0) };
     const freeze = full
-      ? new StateFreeze<V>(this, this.codec, removed, totals, null, new Set(), this.map.entries())
-      : new StateFreeze<V>(this, this.codec, removed, totals, this.written!, null, this.written!.entries());
+      ? new StateFreeze<V>(this, this.codec, removed, totals, null, new Set(), this.maps)
+      : new StateFreeze<V>(this, this.codec, removed, totals, this.written!, null, byGroup(this.written!));
     this.freezes.push(freeze);
     this.written = new Map();
     this.removed = new Set();
@@ -269,28 +284,24 @@ export class InMemoryStateStore<V> implements StateStore<V> {
     this.freezes = this.freezes.filter((f) => f !== freeze);
   }
 
-  /** @internal The live value of a key (a snapshot's copy on touch reads it). */
-  peek(key: string): V | undefined {
-    return this.map.get(key);
-  }
-
-  /** @internal Whether the live map holds a key. */
-  holds(key: string): boolean {
-    return this.map.has(key);
+  /** @internal The live map of a key group (a snapshot's copy on touch reads it). */
+  groupMap(group: number): Map<string, V> {
+    return this.maps[group]!;
   }
 
   /** Copy on touch: the key is about to change, so each freeze encodes its frozen value now. */
-  private detach(key: string): void {
+  private detach(key: string, group: number): void {
     const freezes = this.freezes;
-    for (let i = 0; i < freezes.length; i++) freezes[i]!.touch(key);
+    for (let i = 0; i < freezes.length; i++) freezes[i]!.touch(key, group);
   }
 
   // --- restores ---------------------------------------------------------------------------------
 
   /**
-   * Restores the state of a chain of state files by key group. Each key group is rebuilt apart —
-   * its pieces from every file applied in order to a small map, so keys the later files remove
-   * never reach the store's large map — and then its entries go into the store.
+   * Restores the state of a chain of state files by key group (files of {@link KEY_GROUPS}
+   * groups, into an empty store). Each key group's map is rebuilt apart, from its pieces of every
+   * file applied in order: a group's map holds a few thousand keys where the state holds a
+   * million, and nothing is copied afterwards.
    *
    * Without `onEntry` every group is loaded now. With it the restore is lazy: a group is loaded
    * when a key of it is first read, written or removed, when {@link loadSome} loads it in the
@@ -300,6 +311,9 @@ export class InMemoryStateStore<V> implements StateStore<V> {
    * next changelog, e.g. a window evicted while its group waited). It must not use the store.
    */
   restoreGroups(source: KeyGroupSource, onEntry: ((key: string, value: V) => boolean) | null): void {
+    if (source.groups !== KEY_GROUPS || this.count !== 0) {
+      throw new Error(`a restore by key group needs an empty store and files of ${KEY_GROUPS} key groups`);
+    }
     this.flushRemovals();
     this.loading = {
       source,
@@ -339,18 +353,13 @@ export class InMemoryStateStore<V> implements StateStore<V> {
     return this.loading === null;
   }
 
-  private ensureLoaded(key: string): void {
-    const l = this.loading!;
-    const group = keyGroupOf(key, l.source.groups);
-    if (l.pending[group]) this.loadGroup(l, group);
-  }
-
   private loadGroup(l: GroupLoad<V>, group: number): void {
     l.pending[group] = false;
     const pieces = l.source.pieces[group]!;
     l.source.pieces[group] = [];
     const codec = this.codec;
-    const entries = new Map<string, V>();
+    // No operation reached the group before its load: its map is empty and becomes the one built.
+    const entries = this.maps[group]!;
     for (const piece of pieces) {
       const { keys, values } = l.source.decode(piece);
       if (piece.removal) {
@@ -370,18 +379,19 @@ export class InMemoryStateStore<V> implements StateStore<V> {
     l.unloadedSize -= entries.size;
     l.unloadedChars -= chars;
     if (--l.left === 0) this.loading = null;
-    const map = this.map;
     const filter = l.filter;
-    for (const [key, value] of entries) {
-      if (filter === null || filter.keep(key, value)) {
-        map.set(key, value);
-        this.keyChars += key.length;
-      } else {
+    if (filter !== null) {
+      for (const [key, value] of entries) {
+        if (filter.keep(key, value)) continue;
         // Dropped as it loads: a removal like any (no freeze holds it: none began since).
+        entries.delete(key);
+        chars -= key.length;
         this.removed?.add(key);
         this.removals++;
       }
     }
+    this.count += entries.size;
+    this.keyChars += chars;
   }
 
   /**
@@ -391,51 +401,95 @@ export class InMemoryStateStore<V> implements StateStore<V> {
    */
   loadChunk(keys: readonly string[], values: unknown, perEntry: boolean): void {
     this.flushRemovals();
-    const map = this.map;
     const codec = this.codec;
-    let chars = 0;
-    if (!perEntry && codec.decodeChunk !== undefined) {
-      const decoded = codec.decodeChunk(values, keys.length);
-      for (let i = 0; i < keys.length; i++) {
-        const key = keys[i]!;
-        const size = map.size;
-        map.set(key, decoded[i]!);
-        // A new key grows the map (cheaper than a has() before every set).
-        if (map.size !== size) chars += key.length;
-      }
-    } else {
-      const data = values as unknown[];
-      for (let i = 0; i < keys.length; i++) {
-        const key = keys[i]!;
-        const size = map.size;
-        map.set(key, codec.decode(data[i]));
-        if (map.size !== size) chars += key.length;
+    const decoded =
+      !perEntry && codec.decodeChunk !== undefined
+        ? codec.decodeChunk(values, keys.length)
+        : (values as unknown[]).map((d) => codec.decode(d));
+    for (let i = 0; i < keys.length; i++) {
+      const key = keys[i]!;
+      const map = this.maps[keyGroupOf(key, KEY_GROUPS)]!;
+      const size = map.size;
+      map.set(key, decoded[i]!);
+      // A new key grows the map (cheaper than a has() before every set).
+      if (map.size !== size) {
+        this.keyChars += key.length;
+        this.count++;
       }
     }
-    this.keyChars += chars;
   }
 
   /** Restores the removal of checkpointed keys (a changelog's). Nothing is tracked. */
   loadRemoved(keys: Iterable<string>): void {
     this.flushRemovals();
     for (const key of keys) {
-      if (this.map.delete(key)) this.keyChars -= key.length;
+      if (this.maps[keyGroupOf(key, KEY_GROUPS)]!.delete(key)) {
+        this.keyChars -= key.length;
+        this.count--;
+      }
     }
   }
 }
 
+/** A changelog's keys, ordered by key group: a changelog is walked a group at a time. */
+interface GroupOrder {
+  readonly keys: string[];
+  readonly groups: Uint8Array;
+}
+
+/** Orders the keys of a map by key group (a counting sort: one hash per key). */
+function byGroup(map: Map<string, unknown>): GroupOrder {
+  const n = map.size;
+  const unsorted = new Array<string>(n);
+  const of = new Uint8Array(n);
+  const counts = new Uint32Array(KEY_GROUPS + 1);
+  let i = 0;
+  for (const key of map.keys()) {
+    const g = keyGroupOf(key, KEY_GROUPS);
+    unsorted[i] = key;
+    of[i++] = g;
+    counts[g + 1]!++;
+  }
+  for (let g = 0; g < KEY_GROUPS; g++) counts[g + 1]! += counts[g]!;
+  const keys = new Array<string>(n);
+  const groups = new Uint8Array(n);
+  for (let j = 0; j < n; j++) {
+    const at = counts[of[j]!]!++;
+    keys[at] = unsorted[j]!;
+    groups[at] = of[j]!;
+  }
+  return { keys, groups };
+}
+
+/** Every entry of the key groups' maps, group by group. */
+function* allEntries<V>(maps: readonly Map<string, V>[]): IterableIterator<[string, V]> {
+  for (const map of maps) yield* map.entries();
+}
+
 /**
  * One checkpoint being encoded (see {@link InMemoryStateStore}): its frozen keys, the walk over
- * them, and the entries encoded and not drained yet.
+ * them a key group at a time, and the entries encoded and not drained yet, as pieces of one key
+ * group each.
  */
 export class StateFreeze<V> {
-  /** Per key group, the entries encoded and not drained yet. */
-  private readonly keys: (string[] | undefined)[] = new Array(KEY_GROUPS);
-  private readonly values: (StateChunkEncoder<V> | undefined)[] = new Array(KEY_GROUPS);
-  /** Key groups that reached PIECE_ENTRIES undrained entries. */
+  /** The walk's current piece: entries of one key group, in walk order. */
+  private group = -1;
+  private keys: string[] = [];
+  private values: StateChunkEncoder<V> | null = null;
+  /** Pieces the walk finished. */
+  private ready: EncodedChunk[] = [];
+  /** Entries encoded on touch, out of walk order: per key group, not drained yet. */
+  private readonly touchedKeys: (string[] | undefined)[] = new Array(KEY_GROUPS);
+  private readonly touchedValues: (StateChunkEncoder<V> | undefined)[] = new Array(KEY_GROUPS);
+  /** Key groups whose touched entries reached PIECE_ENTRIES. */
   private full: number[] = [];
   /** Where {@link drainSome} goes on. */
   private restAt = 0;
+  /** A snapshot's walk: the key group walked and its map's iterator. */
+  private mapAt = 0;
+  private it: IterableIterator<[string, V]> | null = null;
+  /** A changelog's walk: the position in its keys ordered by key group. */
+  private at = 0;
   private done = false;
 
   /** @internal Made by {@link InMemoryStateStore.beginCheckpoint}. */
@@ -450,8 +504,8 @@ export class StateFreeze<V> {
     private readonly pending: Map<string, V> | null,
     /** A snapshot: the keys touched since its epoch's end. */
     private readonly touched: Set<string> | null,
-    /** Walks `pending` (changelog) or the live map (snapshot). */
-    private readonly walk: IterableIterator<[string, V]>,
+    /** What is walked: the live maps of the key groups (snapshot), or the changelog's keys in order. */
+    private readonly walk: readonly Map<string, V>[] | GroupOrder,
   ) {}
 
   private encoder(): StateChunkEncoder<V> {
@@ -467,50 +521,68 @@ export class StateFreeze<V> {
   /** Encodes up to `budget` frozen entries; returns true once every one is. */
   encodeSome(budget: number): boolean {
     if (this.done) return true;
-    const it = this.walk;
     const pending = this.pending;
-    const touched = this.touched;
     // The budget counts entries visited, encoded or not, so a slice stays short.
     for (let n = 0; n < budget; n++) {
-      const next = it.next();
-      if (next.done) {
-        this.done = true;
-        this.store.finished(this);
-        return true;
-      }
-      const [key, value] = next.value;
-      if (pending !== null) {
-        pending.delete(key);
-      } else if (touched!.has(key)) {
+      let key: string;
+      let value: V;
+      let group: number;
+      if (pending === null) {
+        const maps = this.walk as readonly Map<string, V>[];
+        this.it ??= maps[0]!.entries();
+        let next = this.it.next();
+        while (next.done === true) {
+          if (++this.mapAt === KEY_GROUPS) return this.finish();
+          this.it = maps[this.mapAt]!.entries();
+          next = this.it.next();
+        }
+        [key, value] = next.value;
         // Encoded at its first touch, or created after the epoch's end.
-        continue;
+        if (this.touched!.has(key)) continue;
+        group = this.mapAt;
+      } else {
+        const order = this.walk as GroupOrder;
+        if (this.at === order.keys.length) return this.finish();
+        key = order.keys[this.at]!;
+        group = order.groups[this.at++]!;
+        const v = pending.get(key);
+        // Encoded on touch already.
+        if (v === undefined && !pending.has(key)) continue;
+        value = v as V;
+        pending.delete(key);
       }
-      this.add(key, value);
+      if (group !== this.group || this.keys.length === PIECE_ENTRIES) this.cut(group);
+      this.keys.push(key);
+      this.values!.add(value);
     }
     return false;
   }
 
-  /** Encodes an entry into its key group's chunk. */
-  private add(key: string, value: V): void {
-    const group = keyGroupOf(key, KEY_GROUPS);
-    let keys = this.keys[group];
-    if (keys === undefined) {
-      keys = [];
-      this.keys[group] = keys;
-      this.values[group] = this.encoder();
-    }
-    keys.push(key);
-    this.values[group]!.add(value);
-    if (keys.length === PIECE_ENTRIES) this.full.push(group);
+  private finish(): true {
+    this.done = true;
+    this.cut(-1);
+    this.store.finished(this);
+    return true;
+  }
+
+  /** Ends the walk's current piece; the next one is of `group`. */
+  private cut(group: number): void {
+    if (this.keys.length !== 0)
+      this.ready.push({ group: this.group, keys: this.keys, values: this.values!.finish() });
+    this.group = group;
+    this.keys = [];
+    this.values = group < 0 ? null : this.encoder();
   }
 
   /**
-   * Entries encoded since the last call (by {@link encodeSome} or on touch), a chunk per key group,
-   * values packed as one chunk each: of the groups that collected PIECE_ENTRIES entries, or of
-   * every group (`all`, when the checkpoint is written).
+   * Entries encoded since the last call (by {@link encodeSome} or on touch), as pieces of one key
+   * group each: the pieces the walk finished, and touched entries of groups that collected
+   * PIECE_ENTRIES; or everything encoded (`all`, when the checkpoint is written).
    */
   drain(all = false): EncodedChunk[] {
-    const out: EncodedChunk[] = [];
+    if (all && !this.done) this.cut(this.group);
+    const out = this.ready;
+    this.ready = [];
     if (all) {
       for (let g = 0; g < KEY_GROUPS; g++) this.take(g, out);
     } else {
@@ -521,33 +593,48 @@ export class StateFreeze<V> {
   }
 
   /**
-   * Once every key is encoded: the chunks of the groups not drained yet, in group order, about
-   * `maxEntries` entries' worth per call (so packing them is sliced too); none once all are.
+   * Once every key is encoded: what is left to drain, about `maxEntries` entries' worth per call
+   * (so packing it is sliced too); none once all is drained.
    */
   drainSome(maxEntries: number): EncodedChunk[] {
-    const out: EncodedChunk[] = [];
+    const out = this.ready;
+    this.ready = [];
     let taken = 0;
+    for (const c of out) taken += c.keys.length;
     while (this.restAt < KEY_GROUPS && taken < maxEntries) taken += this.take(this.restAt++, out);
     return out;
   }
 
-  /** Moves a key group's encoded entries to `out` as a chunk; returns how many. */
+  /** Moves a key group's touched entries to `out` as a piece; returns how many. */
   private take(group: number, out: EncodedChunk[]): number {
-    const keys = this.keys[group];
+    const keys = this.touchedKeys[group];
     if (keys === undefined) return 0;
-    out.push({ group, keys, values: this.values[group]!.finish() });
-    this.keys[group] = undefined;
-    this.values[group] = undefined;
+    out.push({ group, keys, values: this.touchedValues[group]!.finish() });
+    this.touchedKeys[group] = undefined;
+    this.touchedValues[group] = undefined;
     return keys.length;
   }
 
-  /** @internal Copy on touch: `key` is about to change (see the store's class comment). */
-  touch(key: string): void {
+  /** Encodes an entry touched out of walk order into its key group's touched piece. */
+  private add(key: string, value: V, group: number): void {
+    let keys = this.touchedKeys[group];
+    if (keys === undefined) {
+      keys = [];
+      this.touchedKeys[group] = keys;
+      this.touchedValues[group] = this.encoder();
+    }
+    keys.push(key);
+    this.touchedValues[group]!.add(value);
+    if (keys.length === PIECE_ENTRIES) this.full.push(group);
+  }
+
+  /** @internal Copy on touch: `key` (of key group `group`) is about to change (see the store's class comment). */
+  touch(key: string, group: number): void {
     const pending = this.pending;
     if (pending !== null) {
       const value = pending.get(key);
       if (value === undefined && !pending.has(key)) return;
-      this.add(key, value as V);
+      this.add(key, value as V, group);
       pending.delete(key);
       return;
     }
@@ -555,9 +642,10 @@ export class StateFreeze<V> {
     const touched = this.touched!;
     if (touched.has(key)) return;
     touched.add(key);
-    const value = this.store.peek(key);
-    if (value === undefined && !this.store.holds(key)) return;
-    this.add(key, value as V);
+    const map = this.store.groupMap(group);
+    const value = map.get(key);
+    if (value === undefined && !map.has(key)) return;
+    this.add(key, value as V, group);
   }
 }
 
