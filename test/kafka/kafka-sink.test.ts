@@ -3,15 +3,10 @@ import { after, before, describe, it } from 'node:test';
 import { Kafka, logLevel, type Producer } from 'kafkajs';
 import { type MillraceError, type StreamingQuery, startQuery } from '../../src/index.js';
 import type { Payment } from '../fixtures/jobs/kafka.js';
-import { KCAT_UNAVAILABLE, kcatAvailable, kcatConsume } from './kcat.js';
-import {
-  MOCK_UNAVAILABLE,
-  type MockCluster,
-  mockClusterAvailable,
-  startMockCluster,
-} from './mock-cluster.js';
+import { kcatConsume } from './kcat.js';
+import { kafkaPeersMissing, type MockCluster, startMockCluster } from './mock-cluster.js';
 
-const peersMissing = !mockClusterAvailable() ? MOCK_UNAVAILABLE : !kcatAvailable() ? KCAT_UNAVAILABLE : false;
+const peersMissing = kafkaPeersMissing();
 const job = new URL('../fixtures/jobs/kafka.js', import.meta.url);
 
 const pay = (card: string, amount: number, ts = 0): Payment => ({ card, amount, ts });

@@ -11,15 +11,10 @@ import {
 } from '../../src/index.js';
 import type { Payment } from '../fixtures/jobs/kafka.js';
 import { tempDirs } from '../fixtures/temp-dirs.js';
-import { KCAT_UNAVAILABLE, kcatAvailable, kcatConsume, kcatProduce } from './kcat.js';
-import {
-  MOCK_UNAVAILABLE,
-  type MockCluster,
-  mockClusterAvailable,
-  startMockCluster,
-} from './mock-cluster.js';
+import { kcatConsume, kcatProduce } from './kcat.js';
+import { kafkaPeersMissing, type MockCluster, startMockCluster } from './mock-cluster.js';
 
-const peersMissing = !mockClusterAvailable() ? MOCK_UNAVAILABLE : !kcatAvailable() ? KCAT_UNAVAILABLE : false;
+const peersMissing = kafkaPeersMissing();
 const job = new URL('../fixtures/jobs/kafka.js', import.meta.url);
 const tempDir = tempDirs('millrace-kafka-source');
 

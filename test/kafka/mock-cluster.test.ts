@@ -2,15 +2,16 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { Kafka, logLevel, type Producer } from 'kafkajs';
 import { within } from './kafkajs-helpers.js';
-import { KCAT_UNAVAILABLE, kcatAvailable, kcatConsume, kcatProduce } from './kcat.js';
+import { kcatConsume, kcatProduce } from './kcat.js';
 import {
+  kafkaPeersMissing,
   MOCK_UNAVAILABLE,
   type MockCluster,
   mockClusterAvailable,
   startMockCluster,
 } from './mock-cluster.js';
 
-const peersMissing = !mockClusterAvailable() ? MOCK_UNAVAILABLE : !kcatAvailable() ? KCAT_UNAVAILABLE : false;
+const peersMissing = kafkaPeersMissing();
 
 /** Kafka API key and error codes used below (see the Kafka protocol guide). */
 const PRODUCE_API = 0;

@@ -24,6 +24,7 @@ import { existsSync, mkdirSync, renameSync, rmSync, statSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
+import { KCAT_UNAVAILABLE, kcatAvailable } from './kcat.js';
 
 /** This file runs from dist/test/kafka/; the source stays in test/kafka/, the binary goes to dist/test-bin/. */
 const SOURCE = fileURLToPath(new URL('../../../test/kafka/mock-cluster.c', import.meta.url));
@@ -96,6 +97,15 @@ export function mockClusterAvailable(): boolean {
 
 /** The skip reason for tests when {@link mockClusterAvailable} is false. */
 export const MOCK_UNAVAILABLE = 'no C compiler or librdkafka headers (apt-get install gcc librdkafka-dev)';
+
+/**
+ * Why tests against the mock cluster with kcat cross-checks cannot run here (a `skip` reason), or
+ * false when both peers are present.
+ */
+export function kafkaPeersMissing(): string | false {
+  if (!mockClusterAvailable()) return MOCK_UNAVAILABLE;
+  return kcatAvailable() ? false : KCAT_UNAVAILABLE;
+}
 
 function isFresh(): boolean {
   return existsSync(BINARY) && statSync(BINARY).mtimeMs >= statSync(SOURCE).mtimeMs;
