@@ -1,0 +1,241 @@
+/**
+ * A checkpoint of an InMemoryStateStore being encoded: its frozen keys, walked a key group at a
+ * time, and copy on touch (see the store's class comment for the rules it keeps).
+ */
+import { KEY_GROUPS, keyGroupOf, PIECE_ENTRIES } from './key-groups.js';
+import type { InMemoryStateStore, StateChunkEncoder, StateCodec } from './state-store.js';
+
+/** A chunk as the array of values encoded one by one: the default. */
+class ArrayChunkEncoder<V> implements StateChunkEncoder<V> {
+  private readonly values: unknown[] = [];
+  constructor(private readonly codec: StateCodec<V>) {}
+  add(value: V): void {
+    this.values.push(this.codec.encode(value));
+  }
+  finish(): unknown {
+    return this.values;
+  }
+}
+
+/**
+ * Entries of one key group encoded for a checkpoint: their keys, and their values as one chunk
+ * (see StateCodec).
+ */
+export interface EncodedChunk {
+  readonly group: number;
+  readonly keys: string[];
+  readonly values: unknown;
+}
+
+/** A changelog's keys, ordered by key group: a changelog is walked a group at a time. */
+export interface GroupOrder {
+  readonly keys: string[];
+  readonly groups: Uint8Array;
+}
+
+/** Orders the keys of a map by key group (a counting sort: one hash per key). */
+export function byGroup(map: Map<string, unknown>): GroupOrder {
+  const n = map.size;
+  const unsorted = new Array<string>(n);
+  const of = new Uint8Array(n);
+  const counts = new Uint32Array(KEY_GROUPS + 1);
+  let i = 0;
+  for (const key of map.keys()) {
+    const g = keyGroupOf(key, KEY_GROUPS);
+    unsorted[i] = key;
+    of[i++] = g;
+    counts[g + 1]!++;
+  }
+  for (let g = 0; g < KEY_GROUPS; g++) counts[g + 1]! += counts[g]!;
+  const keys = new Array<string>(n);
+  const groups = new Uint8Array(n);
+  for (let j = 0; j < n; j++) {
+    const at = counts[of[j]!]!++;
+    keys[at] = unsorted[j]!;
+    groups[at] = of[j]!;
+  }
+  return { keys, groups };
+}
+
+/**
+ * One checkpoint being encoded (see {@link InMemoryStateStore}): its frozen keys, the walk over
+ * them a key group at a time, and the entries encoded and not drained yet, as pieces of one key
+ * group each.
+ */
+export class StateFreeze<V> {
+  /** The walk's current piece: entries of one key group, in walk order. */
+  private group = -1;
+  private keys: string[] = [];
+  private values: StateChunkEncoder<V> | null = null;
+  /** Pieces the walk finished. */
+  private ready: EncodedChunk[] = [];
+  /** Entries encoded on touch, out of walk order: per key group, not drained yet. */
+  private readonly touchedKeys: (string[] | undefined)[] = new Array(KEY_GROUPS);
+  private readonly touchedValues: (StateChunkEncoder<V> | undefined)[] = new Array(KEY_GROUPS);
+  /** Key groups whose touched entries reached PIECE_ENTRIES. */
+  private full: number[] = [];
+  /** Where {@link drainSome} goes on. */
+  private restAt = 0;
+  /** A snapshot's walk: the key group walked and its map's iterator. */
+  private mapAt = 0;
+  private it: IterableIterator<[string, V]> | null = null;
+  /** A changelog's walk: the position in its keys ordered by key group. */
+  private at = 0;
+  private done = false;
+
+  /** @internal Made by {@link InMemoryStateStore.beginCheckpoint}. */
+  constructor(
+    private readonly store: InMemoryStateStore<V>,
+    private readonly codec: StateCodec<V>,
+    /** The keys removed since the previous checkpoint began (none for a snapshot). */
+    readonly removed: readonly string[],
+    /** The keys the state held at the epoch's end, and their characters. */
+    readonly totals: { readonly size: number; readonly keyChars: number },
+    /** A changelog: the keys written in its epoch and not encoded yet. */
+    private readonly pending: Map<string, V> | null,
+    /** A snapshot: the keys touched since its epoch's end. */
+    private readonly touched: Set<string> | null,
+    /** What is walked: the live maps of the key groups (snapshot), or the changelog's keys in order. */
+    private readonly walk: readonly Map<string, V>[] | GroupOrder,
+  ) {}
+
+  private encoder(): StateChunkEncoder<V> {
+    const codec = this.codec;
+    return codec.chunkEncoder === undefined ? new ArrayChunkEncoder(codec) : codec.chunkEncoder();
+  }
+
+  /** Whether every frozen key is encoded. */
+  get encoded(): boolean {
+    return this.done;
+  }
+
+  /** Encodes up to `budget` frozen entries; returns true once every one is. */
+  encodeSome(budget: number): boolean {
+    if (this.done) return true;
+    const pending = this.pending;
+    // The budget counts entries visited, encoded or not, so a slice stays short.
+    for (let n = 0; n < budget; n++) {
+      let key: string;
+      let value: V;
+      let group: number;
+      if (pending === null) {
+        const maps = this.walk as readonly Map<string, V>[];
+        this.it ??= maps[0]!.entries();
+        let next = this.it.next();
+        while (next.done === true) {
+          if (++this.mapAt === KEY_GROUPS) return this.finish();
+          this.it = maps[this.mapAt]!.entries();
+          next = this.it.next();
+        }
+        [key, value] = next.value;
+        // Encoded at its first touch, or created after the epoch's end.
+        if (this.touched!.has(key)) continue;
+        group = this.mapAt;
+      } else {
+        const order = this.walk as GroupOrder;
+        if (this.at === order.keys.length) return this.finish();
+        key = order.keys[this.at]!;
+        group = order.groups[this.at++]!;
+        const v = pending.get(key);
+        // Encoded on touch already.
+        if (v === undefined && !pending.has(key)) continue;
+        value = v as V;
+        pending.delete(key);
+      }
+      if (group !== this.group || this.keys.length === PIECE_ENTRIES) this.cut(group);
+      this.keys.push(key);
+      this.values!.add(value);
+    }
+    return false;
+  }
+
+  private finish(): true {
+    this.done = true;
+    this.cut(-1);
+    this.store.finished(this);
+    return true;
+  }
+
+  /** Ends the walk's current piece; the next one is of `group`. */
+  private cut(group: number): void {
+    if (this.keys.length !== 0)
+      this.ready.push({ group: this.group, keys: this.keys, values: this.values!.finish() });
+    this.group = group;
+    this.keys = [];
+    this.values = group < 0 ? null : this.encoder();
+  }
+
+  /**
+   * Entries encoded since the last call (by {@link encodeSome} or on touch), as pieces of one key
+   * group each: the pieces the walk finished, and touched entries of groups that collected
+   * PIECE_ENTRIES; or everything encoded (`all`, when the checkpoint is written).
+   */
+  drain(all = false): EncodedChunk[] {
+    if (all && !this.done) this.cut(this.group);
+    const out = this.ready;
+    this.ready = [];
+    if (all) {
+      for (let g = 0; g < KEY_GROUPS; g++) this.take(g, out);
+    } else {
+      for (const g of this.full) this.take(g, out);
+    }
+    this.full = [];
+    return out;
+  }
+
+  /**
+   * Once every key is encoded: what is left to drain, about `maxEntries` entries' worth per call
+   * (so packing it is sliced too); none once all is drained.
+   */
+  drainSome(maxEntries: number): EncodedChunk[] {
+    const out = this.ready;
+    this.ready = [];
+    let taken = 0;
+    for (const c of out) taken += c.keys.length;
+    while (this.restAt < KEY_GROUPS && taken < maxEntries) taken += this.take(this.restAt++, out);
+    return out;
+  }
+
+  /** Moves a key group's touched entries to `out` as a piece; returns how many. */
+  private take(group: number, out: EncodedChunk[]): number {
+    const keys = this.touchedKeys[group];
+    if (keys === undefined) return 0;
+    out.push({ group, keys, values: this.touchedValues[group]!.finish() });
+    this.touchedKeys[group] = undefined;
+    this.touchedValues[group] = undefined;
+    return keys.length;
+  }
+
+  /** Encodes an entry touched out of walk order into its key group's touched piece. */
+  private add(key: string, value: V, group: number): void {
+    let keys = this.touchedKeys[group];
+    if (keys === undefined) {
+      keys = [];
+      this.touchedKeys[group] = keys;
+      this.touchedValues[group] = this.encoder();
+    }
+    keys.push(key);
+    this.touchedValues[group]!.add(value);
+    if (keys.length === PIECE_ENTRIES) this.full.push(group);
+  }
+
+  /** @internal Copy on touch: `key` (of key group `group`) is about to change (see the store's class comment). */
+  touch(key: string, group: number): void {
+    const pending = this.pending;
+    if (pending !== null) {
+      const value = pending.get(key);
+      if (value === undefined && !pending.has(key)) return;
+      this.add(key, value as V, group);
+      pending.delete(key);
+      return;
+    }
+    // A snapshot: only the first touch since the epoch's end counts.
+    const touched = this.touched!;
+    if (touched.has(key)) return;
+    touched.add(key);
+    const map = this.store.groupMap(group);
+    const value = map.get(key);
+    if (value === undefined && !map.has(key)) return;
+    this.add(key, value as V, group);
+  }
+}
