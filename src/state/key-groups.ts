@@ -19,7 +19,7 @@ export function keyGroupOf(key: string, groups: number): number {
 }
 
 /** Entries of one key group a checkpoint collects before it packs them as a piece. */
-export const PIECE_ENTRIES = 256;
+export const PIECE_ENTRIES = 2048;
 
 /** One piece of a key group in a state file: entries written, or keys removed, still encoded. */
 export interface KeyGroupPiece {

@@ -14,7 +14,7 @@ import {
   type StateFileHeader,
   stateFileName,
 } from '../checkpoint/state-files.js';
-import { KEY_GROUPS, type KeyGroupPiece, keyGroupOf } from './key-groups.js';
+import { KEY_GROUPS, type KeyGroupPiece } from './key-groups.js';
 import type { EncodedChunk, InMemoryStateStore, StateFreeze } from './state-store.js';
 
 export interface StateCheckpointerHooks {
@@ -230,12 +230,13 @@ export class StateCheckpointer {
   private write(job: Job): void {
     this.pack(job, job.freeze.drain(true));
     const { removed, totals } = job.freeze;
-    const byGroup: string[][] = [];
-    for (const key of removed) (byGroup[keyGroupOf(key, KEY_GROUPS)] ??= []).push(key);
-    byGroup.forEach((keys, group) => {
+    let removals = 0;
+    removed.forEach((keys, group) => {
+      if (keys.length === 0) return;
+      removals += keys.length;
       job.chunks.push(...packRemovalsPiece(group, keys));
     });
-    job.chunks.push(packStatePiece(['end', job.entries, removed.length, totals.size, totals.keyChars]));
+    job.chunks.push(packStatePiece(['end', job.entries, removals, totals.size, totals.keyChars]));
     if (!this.made) {
       mkdirSync(this.dir, { recursive: true });
       this.made = true;

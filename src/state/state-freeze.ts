@@ -2,7 +2,7 @@
  * A checkpoint of an InMemoryStateStore being encoded: its frozen keys, walked a key group at a
  * time, and copy on touch (see the store's class comment for the rules it keeps).
  */
-import { KEY_GROUPS, keyGroupOf, PIECE_ENTRIES } from './key-groups.js';
+import { KEY_GROUPS, PIECE_ENTRIES } from './key-groups.js';
 import type { InMemoryStateStore, StateChunkEncoder, StateCodec } from './state-store.js';
 
 /** A chunk as the array of values encoded one by one: the default. */
@@ -27,36 +27,6 @@ export interface EncodedChunk {
   readonly values: unknown;
 }
 
-/** A changelog's keys, ordered by key group: a changelog is walked a group at a time. */
-export interface GroupOrder {
-  readonly keys: string[];
-  readonly groups: Uint8Array;
-}
-
-/** Orders the keys of a map by key group (a counting sort: one hash per key). */
-export function byGroup(map: Map<string, unknown>): GroupOrder {
-  const n = map.size;
-  const unsorted = new Array<string>(n);
-  const of = new Uint8Array(n);
-  const counts = new Uint32Array(KEY_GROUPS + 1);
-  let i = 0;
-  for (const key of map.keys()) {
-    const g = keyGroupOf(key, KEY_GROUPS);
-    unsorted[i] = key;
-    of[i++] = g;
-    counts[g + 1]!++;
-  }
-  for (let g = 0; g < KEY_GROUPS; g++) counts[g + 1]! += counts[g]!;
-  const keys = new Array<string>(n);
-  const groups = new Uint8Array(n);
-  for (let j = 0; j < n; j++) {
-    const at = counts[of[j]!]!++;
-    keys[at] = unsorted[j]!;
-    groups[at] = of[j]!;
-  }
-  return { keys, groups };
-}
-
 /**
  * One checkpoint being encoded (see {@link InMemoryStateStore}): its frozen keys, the walk over
  * them a key group at a time, and the entries encoded and not drained yet, as pieces of one key
@@ -76,27 +46,25 @@ export class StateFreeze<V> {
   private full: number[] = [];
   /** Where {@link drainSome} goes on. */
   private restAt = 0;
-  /** A snapshot's walk: the key group walked and its map's iterator. */
+  /** The walk: the key group walked and its map's iterator. */
   private mapAt = 0;
   private it: IterableIterator<[string, V]> | null = null;
-  /** A changelog's walk: the position in its keys ordered by key group. */
-  private at = 0;
   private done = false;
 
   /** @internal Made by {@link InMemoryStateStore.beginCheckpoint}. */
   constructor(
     private readonly store: InMemoryStateStore<V>,
     private readonly codec: StateCodec<V>,
-    /** The keys removed since the previous checkpoint began (none for a snapshot). */
-    readonly removed: readonly string[],
+    /** Per key group, the keys removed since the previous checkpoint began (none for a snapshot). */
+    readonly removed: readonly (readonly string[])[],
     /** The keys the state held at the epoch's end, and their characters. */
     readonly totals: { readonly size: number; readonly keyChars: number },
-    /** A changelog: the keys written in its epoch and not encoded yet. */
-    private readonly pending: Map<string, V> | null,
+    /** A changelog: per key group, the keys written in its epoch and not encoded yet. */
+    private readonly pending: readonly Map<string, V>[] | null,
     /** A snapshot: the keys touched since its epoch's end. */
     private readonly touched: Set<string> | null,
-    /** What is walked: the live maps of the key groups (snapshot), or the changelog's keys in order. */
-    private readonly walk: readonly Map<string, V>[] | GroupOrder,
+    /** What is walked, a key group after the other: the live maps (snapshot), or `pending`. */
+    private readonly walk: readonly Map<string, V>[],
   ) {}
 
   private encoder(): StateChunkEncoder<V> {
@@ -114,33 +82,24 @@ export class StateFreeze<V> {
     if (this.done) return true;
     const pending = this.pending;
     // The budget counts entries visited, encoded or not, so a slice stays short.
+    const maps = this.walk;
+    this.it ??= maps[0]!.entries();
     for (let n = 0; n < budget; n++) {
-      let key: string;
-      let value: V;
-      let group: number;
-      if (pending === null) {
-        const maps = this.walk as readonly Map<string, V>[];
-        this.it ??= maps[0]!.entries();
-        let next = this.it.next();
-        while (next.done === true) {
-          if (++this.mapAt === KEY_GROUPS) return this.finish();
-          this.it = maps[this.mapAt]!.entries();
-          next = this.it.next();
-        }
-        [key, value] = next.value;
+      let next = this.it.next();
+      while (next.done === true) {
+        if (++this.mapAt === KEY_GROUPS) return this.finish();
+        this.it = maps[this.mapAt]!.entries();
+        next = this.it.next();
+      }
+      const [key, value] = next.value;
+      const group = this.mapAt;
+      if (pending !== null) {
+        // The walk is over `pending` itself: the entry goes as it is encoded (a Map iterator
+        // goes on past a deleted entry), and one encoded on touch is gone before the walk comes.
+        pending[group]!.delete(key);
+      } else if (this.touched!.has(key)) {
         // Encoded at its first touch, or created after the epoch's end.
-        if (this.touched!.has(key)) continue;
-        group = this.mapAt;
-      } else {
-        const order = this.walk as GroupOrder;
-        if (this.at === order.keys.length) return this.finish();
-        key = order.keys[this.at]!;
-        group = order.groups[this.at++]!;
-        const v = pending.get(key);
-        // Encoded on touch already.
-        if (v === undefined && !pending.has(key)) continue;
-        value = v as V;
-        pending.delete(key);
+        continue;
       }
       if (group !== this.group || this.keys.length === PIECE_ENTRIES) this.cut(group);
       this.keys.push(key);
@@ -223,10 +182,11 @@ export class StateFreeze<V> {
   touch(key: string, group: number): void {
     const pending = this.pending;
     if (pending !== null) {
-      const value = pending.get(key);
-      if (value === undefined && !pending.has(key)) return;
+      const map = pending[group]!;
+      const value = map.get(key);
+      if (value === undefined && !map.has(key)) return;
       this.add(key, value as V, group);
-      pending.delete(key);
+      map.delete(key);
       return;
     }
     // A snapshot: only the first touch since the epoch's end counts.

@@ -1,5 +1,5 @@
 import { KEY_GROUPS, type KeyGroupSource, keyGroupOf } from './key-groups.js';
-import { byGroup, StateFreeze } from './state-freeze.js';
+import { StateFreeze } from './state-freeze.js';
 
 export type { EncodedChunk } from './state-freeze.js';
 export { StateFreeze };
@@ -97,8 +97,12 @@ export class InMemoryStateStore<V> implements StateStore<V> {
   private readonly maps: Map<string, V>[] = Array.from({ length: KEY_GROUPS }, () => new Map());
   /** Keys held in the maps. */
   private count = 0;
-  private written: Map<string, V> | null = UNTRACKED;
-  private removed: Set<string> | null = UNTRACKED;
+  /** Per key group, the keys written and removed since the last checkpoint began (tracking on). */
+  private written: Map<string, V>[] | null = UNTRACKED;
+  private removed: Set<string>[] | null = UNTRACKED;
+  /** The last key hashed, and its key group: an operator mostly gets, then puts, the same key. */
+  private lastKey = '';
+  private lastGroup = keyGroupOf('', KEY_GROUPS);
   private updates = 0;
   private removals = 0;
   private keyChars = 0;
@@ -121,19 +125,27 @@ export class InMemoryStateStore<V> implements StateStore<V> {
 
   /** Starts recording the keys written and removed, for changelog checkpoints. */
   trackChanges(): void {
-    this.written ??= new Map();
-    this.removed ??= new Set();
+    this.written ??= perGroup(() => new Map());
+    this.removed ??= perGroup(() => new Set());
+  }
+
+  private groupOf(key: string): number {
+    if (key === this.lastKey) return this.lastGroup;
+    const group = keyGroupOf(key, KEY_GROUPS);
+    this.lastKey = key;
+    this.lastGroup = group;
+    return group;
   }
 
   get(key: string): V | undefined {
-    const group = keyGroupOf(key, KEY_GROUPS);
+    const group = this.groupOf(key);
     if (this.loading?.pending[group]) this.loadGroup(this.loading, group);
     if (this.freezes.length !== 0) this.detach(key, group);
     return this.maps[group]!.get(key);
   }
 
   put(key: string, value: V): void {
-    const group = keyGroupOf(key, KEY_GROUPS);
+    const group = this.groupOf(key);
     if (this.loading?.pending[group]) this.loadGroup(this.loading, group);
     if (this.freezes.length !== 0) this.detach(key, group);
     const map = this.maps[group]!;
@@ -144,22 +156,22 @@ export class InMemoryStateStore<V> implements StateStore<V> {
       this.count++;
     }
     if (this.written !== null) {
-      this.written.set(key, value);
-      this.removed!.delete(key);
+      this.written[group]!.set(key, value);
+      this.removed![group]!.delete(key);
     }
     this.updates++;
   }
 
   remove(key: string): void {
-    const group = keyGroupOf(key, KEY_GROUPS);
+    const group = this.groupOf(key);
     if (this.loading?.pending[group]) this.loadGroup(this.loading, group);
     if (this.freezes.length !== 0) this.detach(key, group);
     if (!this.maps[group]!.delete(key)) return;
     this.keyChars -= key.length;
     this.count--;
     if (this.written !== null) {
-      this.written.delete(key);
-      this.removed!.add(key);
+      this.written[group]!.delete(key);
+      this.removed![group]!.add(key);
     }
     this.removals++;
   }
@@ -245,14 +257,14 @@ export class InMemoryStateStore<V> implements StateStore<V> {
     // Queued removals belong to the epoch that ends here.
     this.flushRemovals();
     this.trackChanges();
-    const removed = full ? [] : [...this.removed!];
+    const removed = full ? [] : this.removed!.map((keys) => (keys.size === 0 ? [] : [...keys]));
     const totals = { size: this.size, keyChars: this.keyChars + (this.loading?.unloadedChars ?? 0) };
     const freeze = full
       ? new StateFreeze<V>(this, this.codec, removed, totals, null, new Set(), this.maps)
-      : new StateFreeze<V>(this, this.codec, removed, totals, this.written!, null, byGroup(this.written!));
+      : new StateFreeze<V>(this, this.codec, removed, totals, this.written!, null, this.written!);
     this.freezes.push(freeze);
-    this.written = new Map();
-    this.removed = new Set();
+    this.written = perGroup(() => new Map());
+    this.removed = perGroup(() => new Set());
     return freeze;
   }
 
@@ -368,7 +380,7 @@ export class InMemoryStateStore<V> implements StateStore<V> {
         // Dropped as it loads: a removal like any (no freeze holds it: none began since).
         entries.delete(key);
         chars -= key.length;
-        this.removed?.add(key);
+        this.removed?.[group]!.add(key);
         this.removals++;
       }
     }
@@ -411,6 +423,10 @@ export class InMemoryStateStore<V> implements StateStore<V> {
       }
     }
   }
+}
+
+function perGroup<T>(make: () => T): T[] {
+  return Array.from({ length: KEY_GROUPS }, make);
 }
 
 /** Every entry of the key groups' maps, group by group. */

@@ -74,7 +74,7 @@ describe('InMemoryStateStore checkpoints', () => {
     snapshot.encodeSome(Number.POSITIVE_INFINITY);
     drain(snapshot);
     const changelog = store.beginCheckpoint(false);
-    assert.deepEqual(changelog.removed, ['b']);
+    assert.deepEqual(changelog.removed.flat(), ['b']);
     increment(store, 'c'); // after the epoch end: the changelog keeps c = 1
     changelog.encodeSome(Number.POSITIVE_INFINITY);
     assert.deepEqual(replay(drain(changelog)), { a: 2, c: 1 });
@@ -96,7 +96,7 @@ describe('InMemoryStateStore checkpoints', () => {
     assert.equal(store.checkpointing, 0);
     assert.deepEqual(replay(drain(snapshot)), { a: 1, b: 2, c: 3 });
     assert.deepEqual(replay(drain(changelog)), { b: 3, d: 1 });
-    assert.deepEqual(changelog.removed, ['c']);
+    assert.deepEqual(changelog.removed.flat(), ['c']);
   });
 
   it('a snapshot restores the state of its epoch end under any interleaving of updates and slices', () => {
@@ -173,7 +173,7 @@ describe('InMemoryStateStore checkpoints', () => {
           let state: Record<string, number> = {};
           for (const c of checkpoints) {
             if (c.full) state = {};
-            for (const k of c.freeze.removed) delete state[k];
+            for (const k of c.freeze.removed.flat()) delete state[k];
             state = { ...state, ...replay(c.encoded) };
             assert.deepEqual(state, c.expected);
           }
@@ -219,7 +219,7 @@ describe('InMemoryStateStore removals spread over time', () => {
     store.put('y', { n: 1 });
     store.removeLater(['y']);
     const changelog = store.beginCheckpoint(false);
-    assert.deepEqual(changelog.removed, ['a', 'b', 'c', 'x', 'y']);
+    assert.deepEqual(changelog.removed.flat().sort(), ['a', 'b', 'c', 'x', 'y']);
   });
 
   it('a key queued after the epoch end is in the snapshot with its value then', () => {
@@ -231,6 +231,6 @@ describe('InMemoryStateStore removals spread over time', () => {
     assert.deepEqual(replay(drain(snapshot)), { a: 1, b: 2 });
     store.flushRemovals();
     const changelog = store.beginCheckpoint(false);
-    assert.deepEqual(changelog.removed, ['b', 'a']);
+    assert.deepEqual(changelog.removed.flat().sort(), ['a', 'b']);
   });
 });
