@@ -6,7 +6,7 @@ import fc from 'fast-check';
 import { agg } from '../../src/api/aggregates.js';
 import { writeChunksAtomic } from '../../src/checkpoint/files.js';
 import { packStatePiece, readStateFile, stateFileName } from '../../src/checkpoint/state-files.js';
-import { groupCodec } from '../../src/operators/aggregate.js';
+import { groupCodec } from '../../src/operators/aggregate-codec.js';
 import { StateCheckpointer } from '../../src/state/state-checkpointer.js';
 import { InMemoryStateStore, type StateCodec } from '../../src/state/state-store.js';
 import { tempDirs } from '../fixtures/temp-dirs.js';
