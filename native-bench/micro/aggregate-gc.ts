@@ -14,30 +14,11 @@
  */
 import { constants, PerformanceObserver } from 'node:perf_hooks';
 import { getHeapSpaceStatistics } from 'node:v8';
-import { buildJob } from '../../src/api/job.js';
 import { keyedPayment } from '../../src/cli/bench/payments.js';
-import { agg, defineJob, sinks, sources, window } from '../../src/index.js';
-import { AggregateOperator } from '../../src/operators/aggregate.js';
-import { type AnalyzedPlan, analyze, type PlannedOperator } from '../../src/plan/analyze.js';
 import { FrameReader, FrameWriter } from '../../src/runtime/channel/frame-codec.js';
 import { createRing, RingConsumer, RingProducer } from '../../src/runtime/channel/spsc-ring.js';
 import { keyHasher } from '../../src/runtime/partitioner.js';
-
-const job = defineJob((j) =>
-  j
-    .readStream(
-      sources.generator<{ cardId: string; ts: number }>({
-        name: 'p',
-        rowsPerSecond: 1,
-        generate: () => ({ cardId: '', ts: 0 }),
-      }),
-    )
-    .withWatermark('ts', '2 seconds')
-    .groupBy(window('ts', '1 second'), 'cardId')
-    .agg({ n: agg.count() })
-    .writeStream(sinks.foreach({ process: () => {} }))
-    .outputMode('update'),
-);
+import { countPerCardAndSecond } from './aggregate-alone.js';
 
 function arg(name: string, dflt: number): number {
   const i = process.argv.indexOf(`--${name}`);
@@ -48,23 +29,7 @@ function arg(name: string, dflt: number): number {
 let sink = 0;
 
 async function run(seconds: number): Promise<void> {
-  const plan: AnalyzedPlan = analyze(buildJob(job, {}, 'aggregate-gc'));
-  const op = plan.operators.find((o) => o.node.kind === 'aggregate') as PlannedOperator<'aggregate'>;
   let watermark = Number.NEGATIVE_INFINITY;
-  const ctx = {
-    badRecord: (_o: unknown, _r: unknown, e: unknown) => {
-      throw e;
-    },
-    watermark: () => watermark,
-    advanceWatermark: () => {},
-    lateRow: () => {},
-    processingTime: () => 0,
-    partition: 0,
-    partitions: 2,
-    staticTable: () => {
-      throw new Error('no static table here');
-    },
-  };
   const out = {
     push: (row: unknown) => {
       const r = row as { n: number; window: { end: number } };
@@ -73,7 +38,13 @@ async function run(seconds: number): Promise<void> {
   };
   // Both partitions of the shuffle, so the thread does the work of both workers: every generated
   // row is encoded, decoded and aggregated once.
-  const aggs = [new AggregateOperator(op, out, ctx, plan), new AggregateOperator(op, out, ctx, plan)];
+  const aggs = countPerCardAndSecond({
+    delay: '2 seconds',
+    mode: 'update',
+    out,
+    watermark: () => watermark,
+    partitions: 2,
+  });
   const sab = createRing(1 << 16);
   const writer = new FrameWriter(new RingProducer(sab));
   const consumer = new RingConsumer(sab);

@@ -18,48 +18,14 @@ import { mkdtempSync, readdirSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { isMainThread, parentPort, Worker, workerData } from 'node:worker_threads';
-import { buildJob } from '../../src/api/job.js';
-import { agg, defineJob, sinks, sources, window } from '../../src/index.js';
-import { AggregateOperator } from '../../src/operators/aggregate.js';
-import { type AnalyzedPlan, analyze, type PlannedOperator } from '../../src/plan/analyze.js';
+import type { AggregateOperator } from '../../src/operators/aggregate.js';
 import { StateCheckpointer } from '../../src/state/state-checkpointer.js';
-
-const job = defineJob((j) =>
-  j
-    .readStream(
-      sources.generator<{ cardId: string; ts: number }>({
-        name: 'p',
-        rowsPerSecond: 1,
-        generate: () => ({ cardId: '', ts: 0 }),
-      }),
-    )
-    .withWatermark('ts', '10 seconds')
-    .groupBy(window('ts', '1 second'), 'cardId')
-    .agg({ n: agg.count() })
-    .writeStream(sinks.foreach({ process: () => {} }))
-    .outputMode('update'),
-);
+import { countPerCardAndSecond } from './aggregate-alone.js';
 
 /** The windowed count's aggregation, alone: rows are pushed and watermarks given by hand. */
 function operator(): AggregateOperator {
-  const plan: AnalyzedPlan = analyze(buildJob(job, {}, 'state-restore'));
-  const op = plan.operators.find((o) => o.node.kind === 'aggregate') as PlannedOperator<'aggregate'>;
-  const ctx = {
-    badRecord: (_o: unknown, _r: unknown, e: unknown) => {
-      throw e;
-    },
-    // No row is late: windows are evicted by onWatermark, called directly.
-    watermark: () => Number.NEGATIVE_INFINITY,
-    advanceWatermark: () => {},
-    lateRow: () => {},
-    processingTime: () => 0,
-    partition: 0,
-    partitions: 1,
-    staticTable: () => {
-      throw new Error('no static table here');
-    },
-  };
-  return new AggregateOperator(op, { push: () => {} }, ctx, plan);
+  // No row is late: windows are evicted by onWatermark, called directly.
+  return countPerCardAndSecond({ delay: '10 seconds', mode: 'update', out: { push: () => {} } })[0]!;
 }
 
 function arg(name: string, dflt: number): number {

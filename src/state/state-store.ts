@@ -380,7 +380,7 @@ export class InMemoryStateStore<V> implements StateStore<V> {
         // Dropped as it loads: a removal like any (no freeze holds it: none began since).
         entries.delete(key);
         chars -= key.length;
-        this.removed?.[group]!.add(key);
+        this.removed?.[group]?.add(key);
         this.removals++;
       }
     }

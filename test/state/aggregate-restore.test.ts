@@ -1,61 +1,30 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import fc from 'fast-check';
-import { buildJob } from '../../src/api/job.js';
-import { agg, defineJob, sinks, sources, window } from '../../src/index.js';
-import { AggregateOperator } from '../../src/operators/aggregate.js';
-import { type AnalyzedPlan, analyze, type PlannedOperator } from '../../src/plan/analyze.js';
+import { countPerCardAndSecond } from '../../native-bench/micro/aggregate-alone.js';
 import { StateCheckpointer } from '../../src/state/state-checkpointer.js';
 import { tempDirs } from '../fixtures/temp-dirs.js';
 
 const tempDir = tempDirs('millrace-aggregate-restore');
 
-const countPerCardAndSecond = (mode: 'update' | 'append') =>
-  defineJob((j) =>
-    j
-      .readStream(
-        sources.generator<{ cardId: string; ts: number }>({
-          name: 'p',
-          rowsPerSecond: 1,
-          generate: () => ({ cardId: '', ts: 0 }),
-        }),
-      )
-      .withWatermark('ts', '1 second')
-      .groupBy(window('ts', '1 second'), 'cardId')
-      .agg({ n: agg.count() })
-      .writeStream(sinks.foreach({ process: () => {} }))
-      .outputMode(mode),
-  );
-
 /** The aggregation alone, as a real-time task drives it: rows, then watermarks in stream order. */
 function operator(mode: 'update' | 'append') {
-  const plan: AnalyzedPlan = analyze(buildJob(countPerCardAndSecond(mode), {}, 'aggregate-restore'));
-  const planned = plan.operators.find((o) => o.node.kind === 'aggregate') as PlannedOperator<'aggregate'>;
   const out: unknown[] = [];
   let watermark = Number.NEGATIVE_INFINITY;
-  const ctx = {
-    badRecord: (_o: unknown, _r: unknown, e: unknown) => {
-      throw e;
-    },
+  const [op] = countPerCardAndSecond({
+    delay: '1 second',
+    mode,
+    out: { push: (row) => out.push(row) },
     watermark: () => watermark,
-    advanceWatermark: () => {},
-    lateRow: () => {},
-    processingTime: () => 0,
-    partition: 0,
-    partitions: 1,
-    staticTable: () => {
-      throw new Error('no static table here');
-    },
-  };
-  const op = new AggregateOperator(planned, { push: (row) => out.push(row) }, ctx, plan);
+  });
   return {
-    op,
+    op: op!,
     out,
-    row: (card: number, ts: number) => op.push({ cardId: `card-${card}`, ts }),
+    row: (card: number, ts: number) => op!.push({ cardId: `card-${card}`, ts }),
     watermark: (w: number) => {
       if (w <= watermark) return;
       watermark = w;
-      op.onWatermark(w);
+      op!.onWatermark(w);
     },
   };
 }
