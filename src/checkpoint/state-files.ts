@@ -119,6 +119,8 @@ export interface StateFileContent {
 /** A format-3 piece of one key group, not decoded. */
 export interface StateFilePiece extends KeyGroupPiece {
   readonly group: number;
+  /** The file it is in (named by a decoding error). */
+  readonly path: string;
 }
 
 /**
@@ -204,7 +206,7 @@ export function openStateFile(path: string, expect: Omit<StateFileHeader, 'forma
       ) {
         throw corrupt(path, `a piece of key group ${JSON.stringify(group)} is malformed`);
       }
-      pieces!.push({ group, removal: tag === 'R', count, data });
+      pieces!.push({ group, removal: tag === 'R', count, data, path });
       if (tag === 'K') entries += count;
       else removals += count;
     } else if (format !== 3 && tag === 'W') {

@@ -12,9 +12,10 @@ import {
   STATE_CHUNK_ENTRIES,
   STATE_FILE_FORMAT,
   type StateFileHeader,
+  type StateFilePiece,
   stateFileName,
 } from '../checkpoint/state-files.js';
-import { KEY_GROUPS, type KeyGroupPiece } from './key-groups.js';
+import { KEY_GROUPS } from './key-groups.js';
 import type { EncodedChunk, InMemoryStateStore, StateFreeze } from './state-store.js';
 
 export interface StateCheckpointerHooks {
@@ -97,23 +98,16 @@ export class StateCheckpointer {
     }));
     const last = files.at(-1)?.file;
     if (last === undefined) return 0;
-    const groups = KEY_GROUPS;
-    if (files.every(({ file }) => file.pieces !== null && file.header.keyGroups === groups)) {
-      const pieces: KeyGroupPiece[][] = Array.from({ length: groups! }, () => []);
-      const paths = new Map<KeyGroupPiece, string>();
-      for (const { path, file } of files) {
-        for (const piece of file.pieces!) {
-          pieces[piece.group]!.push(piece);
-          paths.set(piece, path);
-        }
-      }
+    if (files.every(({ file }) => file.pieces !== null && file.header.keyGroups === KEY_GROUPS)) {
+      const pieces: StateFilePiece[][] = Array.from({ length: KEY_GROUPS }, () => []);
+      for (const { file } of files) for (const piece of file.pieces!) pieces[piece.group]!.push(piece);
       this.store.restoreGroups(
         {
-          groups: groups!,
+          groups: KEY_GROUPS,
           pieces,
           size: last.size!,
           keyChars: last.keyChars!,
-          decode: (piece) => decodeStatePiece(paths.get(piece)!, piece),
+          decode: (piece) => decodeStatePiece((piece as StateFilePiece).path, piece),
         },
         onEntry,
       );

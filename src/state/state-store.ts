@@ -95,8 +95,6 @@ export class InMemoryStateStore<V> implements StateStore<V> {
    * out a key group at a time, and a restore hands each group its rebuilt map as it is.
    */
   private readonly maps: Map<string, V>[] = Array.from({ length: KEY_GROUPS }, () => new Map());
-  /** Keys held in the maps. */
-  private count = 0;
   /** Per key group, the keys written and removed since the last checkpoint began (tracking on). */
   private written: Map<string, V>[] | null = UNTRACKED;
   private removed: Set<string>[] | null = UNTRACKED;
@@ -129,32 +127,32 @@ export class InMemoryStateStore<V> implements StateStore<V> {
     this.removed ??= perGroup(() => new Set());
   }
 
-  private groupOf(key: string): number {
-    if (key === this.lastKey) return this.lastGroup;
-    const group = keyGroupOf(key, KEY_GROUPS);
-    this.lastKey = key;
-    this.lastGroup = group;
+  /**
+   * The key group of a key about to be read or changed, made ready for it: loaded (a lazy
+   * restore), and its value copied for the checkpoints being encoded (copy on touch).
+   */
+  private reach(key: string): number {
+    let group = this.lastGroup;
+    if (key !== this.lastKey) {
+      group = keyGroupOf(key, KEY_GROUPS);
+      this.lastKey = key;
+      this.lastGroup = group;
+    }
+    if (this.loading?.pending[group]) this.loadGroup(this.loading, group);
+    if (this.freezes.length !== 0) this.detach(key, group);
     return group;
   }
 
   get(key: string): V | undefined {
-    const group = this.groupOf(key);
-    if (this.loading?.pending[group]) this.loadGroup(this.loading, group);
-    if (this.freezes.length !== 0) this.detach(key, group);
-    return this.maps[group]!.get(key);
+    return this.maps[this.reach(key)]!.get(key);
   }
 
   put(key: string, value: V): void {
-    const group = this.groupOf(key);
-    if (this.loading?.pending[group]) this.loadGroup(this.loading, group);
-    if (this.freezes.length !== 0) this.detach(key, group);
+    const group = this.reach(key);
     const map = this.maps[group]!;
     const size = map.size;
     map.set(key, value);
-    if (map.size !== size) {
-      this.keyChars += key.length;
-      this.count++;
-    }
+    if (map.size !== size) this.keyChars += key.length;
     if (this.written !== null) {
       this.written[group]!.set(key, value);
       this.removed![group]!.delete(key);
@@ -163,12 +161,9 @@ export class InMemoryStateStore<V> implements StateStore<V> {
   }
 
   remove(key: string): void {
-    const group = this.groupOf(key);
-    if (this.loading?.pending[group]) this.loadGroup(this.loading, group);
-    if (this.freezes.length !== 0) this.detach(key, group);
+    const group = this.reach(key);
     if (!this.maps[group]!.delete(key)) return;
     this.keyChars -= key.length;
-    this.count--;
     if (this.written !== null) {
       this.written[group]!.delete(key);
       this.removed![group]!.add(key);
@@ -179,7 +174,9 @@ export class InMemoryStateStore<V> implements StateStore<V> {
   /** Keys held, key groups not loaded yet included (see {@link restoreGroups}). */
   get size(): number {
     this.flushRemovals();
-    return this.count + (this.loading?.unloadedSize ?? 0);
+    let held = 0;
+    for (const map of this.maps) held += map.size;
+    return held + (this.loading?.unloadedSize ?? 0);
   }
 
   entries(): IterableIterator<[string, V]> {
@@ -305,7 +302,7 @@ export class InMemoryStateStore<V> implements StateStore<V> {
    * next changelog, e.g. a window evicted while its group waited). It must not use the store.
    */
   restoreGroups(source: KeyGroupSource, onEntry: ((key: string, value: V) => boolean) | null): void {
-    if (source.groups !== KEY_GROUPS || this.count !== 0) {
+    if (source.groups !== KEY_GROUPS || this.size !== 0) {
       throw new Error(`a restore by key group needs an empty store and files of ${KEY_GROUPS} key groups`);
     }
     this.flushRemovals();
@@ -384,7 +381,6 @@ export class InMemoryStateStore<V> implements StateStore<V> {
         this.removals++;
       }
     }
-    this.count += entries.size;
     this.keyChars += chars;
   }
 
@@ -406,10 +402,7 @@ export class InMemoryStateStore<V> implements StateStore<V> {
       const size = map.size;
       map.set(key, decoded[i]!);
       // A new key grows the map (cheaper than a has() before every set).
-      if (map.size !== size) {
-        this.keyChars += key.length;
-        this.count++;
-      }
+      if (map.size !== size) this.keyChars += key.length;
     }
   }
 
@@ -417,10 +410,7 @@ export class InMemoryStateStore<V> implements StateStore<V> {
   loadRemoved(keys: Iterable<string>): void {
     this.flushRemovals();
     for (const key of keys) {
-      if (this.maps[keyGroupOf(key, KEY_GROUPS)]!.delete(key)) {
-        this.keyChars -= key.length;
-        this.count--;
-      }
+      if (this.maps[keyGroupOf(key, KEY_GROUPS)]!.delete(key)) this.keyChars -= key.length;
     }
   }
 }
