@@ -1,11 +1,9 @@
-import type { Admin, Kafka } from 'kafkajs';
+import type { Kafka } from 'kafkajs';
 import { ErrorCode, MillraceError } from '../../errors.js';
 import type { FrameWriter } from '../../runtime/channel/frame-codec.js';
-import { FrameKind } from '../../runtime/channel/frame-kind.js';
 import type { PreciseTime } from '../../runtime/time/precise-time.js';
 import type { KafkaSourceSpec } from '../spec.js';
 import {
-  Batch,
   type FetchedPartition,
   type InternalCluster,
   internalCluster,
@@ -13,22 +11,16 @@ import {
   READ_COMMITTED,
   READ_UNCOMMITTED,
 } from './client.js';
-import { headersOf } from './codec.js';
 import { GroupOffsets } from './group-offsets.js';
 import type { TopicPartition } from './layout.js';
-import type { RawKafkaRecord } from './source.js';
+import { LostPartitions } from './lost-partitions.js';
+import { PartitionFeed } from './partition-feed.js';
 
 /** How long the end of a query waits for its last group commit. */
 const DISPOSE_WAIT_MS = 5000;
 
 /** Consecutive failed fetches are retried (backoff up to 1 s) for this long, then the query fails. */
 const RETRY_FOR_MS = 30_000;
-
-/** An epoch's end at one partition: write `BATCH(epoch, end)` once the rows before `end` are written. */
-interface PendingEnd {
-  readonly epoch: number;
-  readonly end: number;
-}
 
 /**
  * The driver's end of a Kafka source: it fetches each partition from an exact offset and sends
@@ -41,19 +33,14 @@ interface PendingEnd {
  *   end at a partition (`endAt`) makes the feed fetch exactly up to it and then write the batch's
  *   marker.
  *
- * Offsets are Kafka offsets. Transaction markers and (under `read_committed`) aborted records
- * take offsets but are never sent, so an epoch may end at an offset no row has.
+ * Each partition's offsets, and the rows and markers written to its ring, are kept by its
+ * {@link PartitionFeed}; partitions whose topic was deleted are found by {@link LostPartitions}.
  */
 export class KafkaSourceFeed {
   onData: (() => void) | undefined;
   private readonly partitions: readonly TopicPartition[];
-  /** Next offset to fetch, per source partition. */
-  private readonly position: number[];
-  /** Latest offset known (high watermark, or last stable offset under read_committed). */
-  private readonly latest: number[];
-  private readonly ends: PendingEnd[][];
-  /** Partitions whose topic was deleted (read no more). */
-  private readonly gone: boolean[];
+  /** One per source partition, in order. */
+  private readonly feeds: readonly PartitionFeed[];
   private readonly kafka: Kafka;
   private cluster: InternalCluster | null = null;
   private live = false;
@@ -63,26 +50,30 @@ export class KafkaSourceFeed {
   private wake: (() => void) | null = null;
   private loops: Promise<void> | null = null;
   private pollTimer: NodeJS.Timeout | undefined;
-  private offsetsLost = 0;
   private readonly groupOffsets: GroupOffsets | null;
-  private admin: Promise<Admin> | null = null;
+  private readonly lostPartitions: LostPartitions;
   /** `caughtUp` calls waiting for positions to reach their targets. */
   private catchUps: { target: number[]; resolve: () => void }[] = [];
 
   constructor(
     readonly spec: KafkaSourceSpec,
-    private readonly writers: readonly FrameWriter[],
-    private readonly precise: PreciseTime,
+    writers: readonly FrameWriter[],
+    precise: PreciseTime,
     private readonly microBatch: boolean,
   ) {
     this.partitions = spec.topicPartitions ?? [];
-    this.position = this.partitions.map(() => 0);
-    this.latest = this.partitions.map(() => 0);
-    this.ends = this.partitions.map(() => []);
-    this.gone = this.partitions.map(() => false);
+    this.feeds = this.partitions.map(([t, kp], p) => new PartitionFeed(spec, p, t, kp, writers[p]!, precise));
     this.kafka = kafkaClient(spec.brokers, spec.client);
     this.groupOffsets =
       spec.groupId === undefined ? null : new GroupOffsets(spec.groupId, this.partitions, () => this.cluster);
+    this.lostPartitions = new LostPartitions(
+      spec,
+      this.feeds,
+      this.kafka,
+      () => this.cluster,
+      (e) => this.failed(e),
+      () => this.settleCatchUps(),
+    );
   }
 
   /** Connects to the brokers and starts the fetch loops (idle until there is something to fetch). */
@@ -109,10 +100,7 @@ export class KafkaSourceFeed {
 
   /** A resumed run (and every first run: the starting offsets): fetching starts at these offsets. */
   resumeAt(offsets: readonly number[]): void {
-    for (let p = 0; p < this.position.length; p++) {
-      this.position[p] = Math.max(this.position[p]!, offsets[p] ?? 0);
-      this.latest[p] = Math.max(this.latest[p]!, this.position[p]!);
-    }
+    for (let p = 0; p < this.feeds.length; p++) this.feeds[p]!.resumeAt(offsets[p] ?? 0);
   }
 
   /** Real-time mode: from now on every partition is fetched as records arrive. */
@@ -127,8 +115,7 @@ export class KafkaSourceFeed {
 
   /** Ends epoch `epoch` at `end` on a partition: its marker follows the rows before `end`. */
   endAt(partition: number, epoch: number, end: number): void {
-    this.ends[partition]!.push({ epoch, end });
-    this.writeDueEnds(partition);
+    this.feeds[partition]!.endAt(epoch, end);
     this.kick();
   }
 
@@ -139,7 +126,7 @@ export class KafkaSourceFeed {
   caughtUp(): Promise<void> {
     if (this.microBatch || this.closed) return Promise.resolve();
     return new Promise((resolve) => {
-      this.catchUps.push({ target: [...this.latest], resolve });
+      this.catchUps.push({ target: this.latestOffsets(), resolve });
       this.settleCatchUps();
     });
   }
@@ -147,18 +134,21 @@ export class KafkaSourceFeed {
   private settleCatchUps(): void {
     if (this.catchUps.length === 0) return;
     this.catchUps = this.catchUps.filter((c) => {
-      const done = this.closed || c.target.every((t, p) => this.gone[p] || this.position[p]! >= t);
+      const done = this.closed || c.target.every((t, p) => this.feeds[p]!.reached(t));
       if (done) c.resolve();
       return !done;
     });
   }
 
   latestOffsets(): number[] {
-    return [...this.latest];
+    return this.feeds.map((f) => f.latest);
   }
 
   metrics(): Record<string, number> {
-    return { offsetsLost: this.offsetsLost, partitionsLost: this.gone.filter((g) => g).length };
+    return {
+      offsetsLost: this.feeds.reduce((n, f) => n + f.offsetsLost, 0),
+      partitionsLost: this.feeds.filter((f) => f.gone).length,
+    };
   }
 
   /** Lists the partitions' latest offsets; true when any grew. */
@@ -169,7 +159,7 @@ export class KafkaSourceFeed {
     const request = () => {
       const byTopic = new Map<string, { partition: number }[]>();
       this.partitions.forEach(([t, kp], p) => {
-        if (this.gone[p]) return;
+        if (this.feeds[p]!.gone) return;
         if (!byTopic.has(t)) byTopic.set(t, []);
         byTopic.get(t)!.push({ partition: kp });
       });
@@ -188,10 +178,7 @@ export class KafkaSourceFeed {
     for (const t of offsets) {
       for (const { partition, offset } of t.partitions) {
         const p = this.indexOf(t.topic, partition);
-        if (p >= 0 && Number(offset) > this.latest[p]!) {
-          this.latest[p] = Number(offset);
-          grew = true;
-        }
+        if (p >= 0 && this.feeds[p]!.listed(Number(offset))) grew = true;
       }
     }
     if (grew) this.onData?.();
@@ -240,7 +227,7 @@ export class KafkaSourceFeed {
     }
     await this.cluster?.disconnect().catch(() => {});
     await this.loops?.catch(() => {});
-    await (await this.admin?.catch(() => null))?.disconnect().catch(() => {});
+    await this.lostPartitions.close();
   }
 
   /** An epoch committed with the source at these offsets: with a `groupId`, they go to that group. */
@@ -254,12 +241,6 @@ export class KafkaSourceFeed {
     const w = this.wake;
     this.wake = null;
     w?.();
-  }
-
-  private wants(p: number): boolean {
-    if (this.gone[p]) return false;
-    const next = this.ends[p]![0];
-    return this.live || (next !== undefined && this.position[p]! < next.end);
   }
 
   /** One fetch loop per leader broker; they are rebuilt when leadership moves or a fetch fails. */
@@ -296,7 +277,7 @@ export class KafkaSourceFeed {
     const out = new Map<string, number[]>();
     const byTopic = new Map<string, number[]>();
     this.partitions.forEach(([t], p) => {
-      if (this.gone[p]) return;
+      if (this.feeds[p]!.gone) return;
       if (!byTopic.has(t)) byTopic.set(t, []);
       byTopic.get(t)!.push(p);
     });
@@ -317,8 +298,8 @@ export class KafkaSourceFeed {
   private async fetchLoop(node: string, parts: readonly number[]): Promise<void> {
     const broker = await this.cluster!.findBroker({ nodeId: node });
     while (!this.closed) {
-      const wanted = parts.filter((p) => this.wants(p));
-      const ready = wanted.filter((p) => !this.writers[p]!.blocked);
+      const wanted = parts.filter((p) => this.feeds[p]!.wants(this.live));
+      const ready = wanted.filter((p) => !this.feeds[p]!.blocked);
       if (ready.length === 0) {
         // Nothing asked for, or every wanted ring is full: wait for a kick or for the rings to drain.
         await new Promise<void>((resolve) => {
@@ -334,11 +315,11 @@ export class KafkaSourceFeed {
       }
       const topics = new Map<string, { partition: number; fetchOffset: string; maxBytes: number }[]>();
       for (const p of ready) {
-        const [topic, partition] = this.partitions[p]!;
+        const { topic, partition, position } = this.feeds[p]!;
         if (!topics.has(topic)) topics.set(topic, []);
         topics
           .get(topic)!
-          .push({ partition, fetchOffset: String(this.position[p]), maxBytes: this.spec.fetchMaxBytes });
+          .push({ partition, fetchOffset: String(position), maxBytes: this.spec.fetchMaxBytes });
       }
       const response = await broker.fetch({
         replicaId: -1,
@@ -352,83 +333,17 @@ export class KafkaSourceFeed {
       for (const t of response.responses) {
         for (const part of t.partitions) {
           const p = this.indexOf(t.topicName, part.partition);
-          if (p >= 0) this.take(p, t.topicName, part);
+          if (p >= 0) this.take(p, part);
         }
       }
     }
   }
 
   /** Sends a fetched partition's records (up to the next batch end in micro-batch mode). */
-  private take(p: number, topic: string, part: FetchedPartition): void {
-    const from = this.position[p]!;
-    const batch = new Batch(topic, String(from), part);
-    const writer = this.writers[p]!;
-    const stable = Number(
-      this.spec.isolationLevel === 'read_committed'
-        ? (part.lastStableOffset ?? part.highWatermark)
-        : part.highWatermark,
-    );
-    if (stable > this.latest[p]!) this.latest[p] = stable;
-    // Micro-batch: rows at or past the batch's end belong to the next batch, fetched again then.
-    const limit = this.live ? Number.POSITIVE_INFINITY : (this.ends[p]![0]?.end ?? from);
-    let next = batch.isEmptyIncludingFiltered() ? from : Number(batch.lastOffset()) + 1;
-    if (next > limit) next = limit;
-    const now = this.precise.now();
-    for (const m of batch.messages) {
-      const offset = Number(m.offset);
-      if (offset >= limit) break;
-      this.writeEndsBefore(p, offset);
-      const raw: RawKafkaRecord = {
-        key: m.key,
-        value: m.value,
-        topic,
-        partition: part.partition,
-        offset,
-        timestamp: Number(m.timestamp),
-        headers: headersOf(m.headers),
-      };
-      try {
-        writer.writeData(raw, p, Number(m.timestamp), now, offset);
-      } catch (cause) {
-        writer.publish();
-        this.position[p] = offset;
-        throw new MillraceError(
-          cause instanceof MillraceError ? cause.code : ErrorCode.RECORD_NOT_ENCODABLE,
-          `${this.spec.description}: the record at ${topic}-${part.partition} offset ${offset} cannot be sent: ${(cause as Error).message}`,
-          { cause },
-        );
-      }
-    }
-    // Offsets up to the stable end hold nothing readable when the fetch came back empty (compacted
-    // or filtered away): a batch ending there is complete.
-    const end = this.ends[p]![0]?.end;
-    if (batch.isEmptyIncludingFiltered() && end !== undefined && stable >= end && next < end) next = end;
-    this.position[p] = Math.max(from, next);
-    this.writeDueEnds(p);
-    writer.publish();
+  private take(p: number, part: FetchedPartition): void {
+    const any = this.feeds[p]!.take(part, this.live);
     this.settleCatchUps();
-    if (batch.messages.length > 0 && this.live) this.onData?.();
-  }
-
-  /** Writes the markers of batches that end at or before `offset` (a row at `offset` follows them). */
-  private writeEndsBefore(p: number, offset: number): void {
-    const ends = this.ends[p]!;
-    while (ends.length > 0 && ends[0]!.end <= offset) {
-      const e = ends.shift()!;
-      this.writers[p]!.writeMarker2(FrameKind.BATCH, e.epoch, e.end);
-    }
-  }
-
-  /** Writes the markers of batches whose rows have all been sent. */
-  private writeDueEnds(p: number): void {
-    const ends = this.ends[p]!;
-    let wrote = false;
-    while (ends.length > 0 && (ends[0]!.end <= this.position[p]! || this.gone[p])) {
-      const e = ends.shift()!;
-      this.writers[p]!.writeMarker2(FrameKind.BATCH, e.epoch, e.end);
-      wrote = true;
-    }
-    if (wrote) this.writers[p]!.publish();
+    if (any && this.live) this.onData?.();
   }
 
   /** Handles what a fetch failure says about the data; false when it is worth a retry. */
@@ -438,76 +353,15 @@ export class KafkaSourceFeed {
       await this.outOfRange(this.indexOf(err.topic, err.partition));
       return true;
     }
-    if (err.type === 'UNKNOWN_TOPIC_OR_PARTITION') return this.dropLostPartitions();
+    if (err.type === 'UNKNOWN_TOPIC_OR_PARTITION') return this.lostPartitions.drop();
     return false;
-  }
-
-  /**
-   * Partitions the brokers no longer have (a deleted topic) fail the query under
-   * `failOnDataLoss`, or are read no more and counted. False when none is missing.
-   */
-  private async dropLostPartitions(): Promise<boolean> {
-    const existing = await this.existingPartitions();
-    if (existing === null) return false;
-    const missing = this.partitions
-      .map((tp, p) => ({ tp, p }))
-      .filter(({ tp: [t, kp], p }) => !this.gone[p] && !existing.has(`${t}\u0000${kp}`));
-    if (missing.length === 0) return false;
-    const list = missing.map(({ tp: [t, kp] }) => `${t}-${kp}`).join(', ');
-    if (this.spec.failOnDataLoss) {
-      this.failed(
-        new MillraceError(
-          ErrorCode.SOURCE_DATA_LOST,
-          `${this.spec.description}: ${list} no longer exist${missing.length > 1 ? '' : 's'} (topic deleted?); ` +
-            'set failOnDataLoss: false to go on without them',
-        ),
-      );
-      return true;
-    }
-    for (const { p } of missing) {
-      this.gone[p] = true;
-      this.writeDueEnds(p);
-    }
-    // kafkajs keeps asking for the metadata of every topic it was told of; a deleted one would
-    // fail each refresh.
-    const targets = (this.cluster as unknown as { targetTopics?: Set<string> }).targetTopics;
-    for (const t of new Set(missing.map(({ tp: [topic] }) => topic))) {
-      if (this.partitions.every(([pt], p) => pt !== t || this.gone[p])) targets?.delete(t);
-    }
-    this.settleCatchUps();
-    return true;
-  }
-
-  /** Every topic-partition the brokers know now (null when they cannot be asked). */
-  private async existingPartitions(): Promise<Set<string> | null> {
-    try {
-      const admin = await this.adminClient();
-      const names = new Set(await admin.listTopics());
-      const wanted = [...new Set(this.partitions.map(([t]) => t))].filter((t) => names.has(t));
-      const out = new Set<string>();
-      if (wanted.length === 0) return out;
-      for (const t of (await admin.fetchTopicMetadata({ topics: wanted })).topics) {
-        for (const p of t.partitions) out.add(`${t.name}\u0000${p.partitionId}`);
-      }
-      return out;
-    } catch {
-      return null;
-    }
-  }
-
-  private adminClient(): Promise<Admin> {
-    this.admin ??= (async () => {
-      const admin = this.kafka.admin();
-      await admin.connect();
-      return admin;
-    })();
-    return this.admin;
   }
 
   /** The fetch offset is outside the partition's log: data lost to retention, or a recreated topic. */
   private async outOfRange(p: number): Promise<void> {
     if (p < 0) return;
-    const [topic, partition] = this.partitions[p]!;
+    const feed = this.feeds[p]!;
+    const { topic, partition } = feed;
     const list = async (fromBeginning: boolean) =>
       Number(
         (
@@ -518,24 +372,9 @@ export class KafkaSourceFeed {
       );
     const earliest = await list(true);
     const latest = await list(false);
-    const at = this.position[p]!;
-    const lost =
-      at < earliest ? `offsets ${at} to ${earliest - 1}` : `offset ${at} (the log now ends at ${latest})`;
-    if (this.spec.failOnDataLoss) {
-      this.failed(
-        new MillraceError(
-          ErrorCode.SOURCE_DATA_LOST,
-          `${this.spec.description}: ${topic}-${partition} ${lost} no longer exist (deleted by retention, or the ` +
-            'topic was recreated); set failOnDataLoss: false to skip them',
-        ),
-      );
-      return;
-    }
-    const to = at < earliest ? earliest : latest;
-    if (to > at) this.offsetsLost += to - at;
-    this.position[p] = to;
-    this.writeDueEnds(p);
-    this.settleCatchUps();
+    const lost = feed.outOfRange(earliest, latest);
+    if (lost !== null) this.failed(lost);
+    else this.settleCatchUps();
   }
 
   /**
@@ -553,7 +392,7 @@ export class KafkaSourceFeed {
         if (this.closed || Date.now() - started > RETRY_FOR_MS) throw e;
         if (
           (e as { type?: string }).type === 'UNKNOWN_TOPIC_OR_PARTITION' &&
-          (await this.dropLostPartitions())
+          (await this.lostPartitions.drop())
         ) {
           if (this.closed) throw e;
           continue;
