@@ -106,7 +106,7 @@ async function run(seconds: number): Promise<void> {
     console.log(
       `${(ns / rows).toFixed(0)} ns/row, ${rows} rows, ${((pauses.length * 100_000) / rows).toFixed(1)} scavenges/100k rows ` +
         `(new space ${(semi / 2 ** 20).toFixed(1)} MiB), scavenge median ${median.toFixed(2)} ms, ` +
-        `total ${sum.toFixed(0)} ms (${((sum * 1e6) / rows).toFixed(0)} ns/row), groups ${aggs[0]!.store.size + aggs[1]!.store.size}, ` +
+        `total ${sum.toFixed(0)} ms (${((sum * 1e6) / rows).toFixed(0)} ns/row), groups ${aggs[0]!.table!.size + aggs[1]!.table!.size}, ` +
         `evictions: ${evictions.length}, median ${(evictions.sort((a, b) => a - b)[evictions.length >> 1] ?? 0).toFixed(2)} ms`,
     );
   }

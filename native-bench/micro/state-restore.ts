@@ -139,7 +139,7 @@ function restoreHere(): void {
   const t1 = performance.now();
   op.restored();
   const t2 = performance.now();
-  op.store.loadAll();
+  op.table!.loadAll();
   const t3 = performance.now();
   const cpu = process.cpuUsage(cpu0);
   parentPort!.postMessage({
@@ -147,7 +147,7 @@ function restoreHere(): void {
     restoredMs: t2 - t1,
     loadMs: t3 - t2,
     cpuMs: (cpu.user + cpu.system) / 1000,
-    groups: op.store.size,
+    groups: op.table!.size,
   } satisfies Result);
 }
 

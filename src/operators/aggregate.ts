@@ -3,7 +3,8 @@ import type { OutputMode } from '../api/output-mode.js';
 import { isMicroBatch } from '../api/trigger.js';
 import { type AnyWindow, type SessionWindow, windowStarts } from '../api/window.js';
 import { type AnalyzedPlan, eventTimeWatermarks, type PlannedOperator } from '../plan/analyze.js';
-import { InMemoryStateStore } from '../state/state-store.js';
+import { compositeKey, GroupTable, type WindowSlab } from '../state/group-table.js';
+import { type CheckpointedStore, InMemoryStateStore } from '../state/state-store.js';
 import { TimeIndex } from '../state/time-index.js';
 import { toEventTime } from '../util/event-time.js';
 import { type Group, groupCodec } from './aggregate-codec.js';
@@ -30,7 +31,16 @@ const EVICT_PER_ROW = 8;
  */
 export class AggregateOperator implements StatefulOperator {
   readonly stateful = true;
-  readonly store: InMemoryStateStore<Group>;
+  /** Where the groups are, for checkpoints: {@link table} or {@link groups}. */
+  readonly store: CheckpointedStore;
+  /**
+   * Time windows (or none) grouped by one column, the common case: the groups in arrays, a row's
+   * found without building a key or allocating anything once its key is known (see GroupTable).
+   * Null for several key columns and for session windows, which use {@link groups}.
+   */
+  readonly table: GroupTable | null;
+  /** Groups by composite key (several key columns, session windows); null with a table. */
+  private readonly groups: InMemoryStateStore<Group> | null;
   private readonly keyColumns: string[];
   private readonly window: AnyWindow | undefined;
   private readonly names: string[];
@@ -39,37 +49,23 @@ export class AggregateOperator implements StatefulOperator {
   private readonly mode: OutputMode;
   /** A watermark on the window's column: late rows are dropped, closed windows evicted. */
   private readonly watermarked: boolean;
-  /** Open windows by end. */
+  /** Open windows by end (the groups store's). */
   private readonly ends = new TimeIndex();
-  /**
-   * Time windows (and no window) grouped by one column: the store key of each group, by window
-   * start and then by the row's raw key value (a string or a number). The hot path finds a row's
-   * group through it without building the composite store key, which is ≈ 300 B of garbage a row
-   * (number-to-string, concatenation, flattening to hash it) and makes young-generation GC run
-   * far more often. Rows whose key is of another type take the store key path. A window's map
-   * goes when the watermark evicts the window. Null when the operator has no use for it.
-   */
-  private readonly index: Map<number, Map<string | number, string>> | null;
-  /**
-   * Window starts (0 without a window) holding restored groups the index does not list yet: a
-   * restore does not index its groups (that is a map insertion per group, a third of a restore's
-   * time); a row that misses the index there looks in the store and indexes what it finds.
-   */
-  private readonly unindexed = new Set<number>();
-  /** The window start and key map of the last indexed row: rows mostly hit the same window. */
-  private lastStart = Number.NaN;
-  private lastKeys: Map<string | number, string> | undefined;
   /** The highest watermark whose windows were evicted through the store's removal queue. */
   private evictedUpTo = Number.NEGATIVE_INFINITY;
   /** Session windows: the open sessions of each group key, by start. */
   private readonly sessions = new Map<string, Group[]>();
   private readonly starts: number[] = [];
+  /** A new group's states before it is added to the table. */
+  private readonly scratch: unknown[];
   private dropped = 0;
   /** Micro-batch mode: groups changed in the current batch, in the order they first changed. */
   private readonly changed: Set<string> | null;
+  private readonly changedSlabs: WindowSlab[] = [];
+  private readonly changedSlots: number[] = [];
   /**
-   * Time windows and no window restore lazily (sessions need every group of a key at once): a
-   * group is indexed as its key group loads, or dropped if the watermark evicted its window
+   * Real-time mode restores lazily (sessions need every group of a key at once): a group is
+   * loaded when a row needs its key group, or dropped if the watermark evicted its window
    * meanwhile (update mode; append mode loads everything before it closes a window).
    */
   readonly restoreEntry: ((key: string, value: unknown) => boolean) | null;
@@ -93,17 +89,32 @@ export class AggregateOperator implements StatefulOperator {
       node.window !== undefined &&
       eventTimeWatermarks(plan, op, node.window.column).length > 0;
     this.changed = isMicroBatch(plan.definition.trigger) ? new Set() : null;
-    this.index = node.keys.length === 1 && node.window?.kind !== 'session' ? new Map() : null;
-    this.store = new InMemoryStateStore<Group>(
-      48 + 24 * (node.keys.length + node.aggregates.length),
-      groupCodec(this.aggregators),
-    );
-    this.restoreEntry =
-      node.window?.kind === 'session' ? null : (key, value) => this.indexRestored(key, value as Group);
+    this.scratch = new Array(this.aggregators.length);
+    if (node.keys.length === 1 && node.window?.kind !== 'session') {
+      this.table = new GroupTable(
+        this.aggregators.length,
+        this.aggregators.map((a) => a.serialize?.bind(a) ?? ((s: unknown) => structuredClone(s))),
+        this.aggregators.map((a) => a.deserialize?.bind(a) ?? ((d: unknown) => d)),
+      );
+      this.groups = null;
+      this.store = this.table;
+      // The table drops the groups of evicted windows itself.
+      this.restoreEntry = () => true;
+    } else {
+      this.table = null;
+      this.groups = new InMemoryStateStore<Group>(
+        48 + 24 * (node.keys.length + node.aggregates.length),
+        groupCodec(this.aggregators),
+      );
+      this.store = this.groups;
+      this.restoreEntry =
+        node.window?.kind === 'session' ? null : (key, value) => this.restoredGroup(key, value as Group);
+    }
   }
 
   push(row: unknown): void {
-    if (this.store.removing) this.store.removeSome(EVICT_PER_ROW);
+    if (this.table !== null) this.table.tidy();
+    else if (this.groups!.removing) this.groups!.removeSome(EVICT_PER_ROW);
     const r = row as Record<string, unknown>;
     const w = this.window;
     if (w === undefined) {
@@ -142,65 +153,55 @@ export class AggregateOperator implements StatefulOperator {
 
   /** Folds a row into the group of (key, window start), creating it if new. */
   private update(row: Record<string, unknown>, start: number, end: number): void {
+    const table = this.table;
+    if (table !== null) {
+      this.updateTable(table, row, start, end);
+      return;
+    }
+    const store = this.groups!;
     // A window evicted by a watermark above the one that filters late rows (none in real time):
     // its groups may still wait for removal.
-    if (end <= this.evictedUpTo) this.store.flushRemovals();
-    if (this.index !== null) {
-      const v = row?.[this.keyColumns[0]!];
-      if (typeof v === 'string' || typeof v === 'number') {
-        this.updateIndexed(row, v, start, end);
-        return;
-      }
-    }
+    if (end <= this.evictedUpTo) store.flushRemovals();
     const key = this.groupKey(row, start);
-    let g = this.store.get(key);
+    let g = store.get(key);
     const isNew = g === undefined;
     if (g === undefined) g = this.newGroup(row, start, end);
-    if (!this.fold(g, row)) return;
+    if (!this.fold(g.states, row)) return;
     if (isNew && this.window !== undefined) this.ends.add(end, key);
-    this.store.put(key, g);
+    store.put(key, g);
     this.changedGroup(key, g);
   }
 
-  /** {@link update} for a single-column key that is a string or a number, through the index. */
-  private updateIndexed(row: Record<string, unknown>, v: string | number, start: number, end: number): void {
-    let keys = this.lastKeys;
-    if (start !== this.lastStart || keys === undefined) {
-      keys = this.index!.get(start);
-      if (keys === undefined) {
-        keys = new Map();
-        this.index!.set(start, keys);
-      }
-      this.lastStart = start;
-      this.lastKeys = keys;
-    }
-    let key = keys.get(v);
-    if (
-      key === undefined &&
-      (this.store.restoring || (this.unindexed.size !== 0 && this.unindexed.has(start)))
-    ) {
-      // A restored group the index does not list yet (see unindexed), or one of a key group a
-      // lazy restore has not loaded yet (the store's get loads it).
-      const restored = typeof v === 'string' ? `s${start}|${v}` : `n${start}|${v}`;
-      if (this.store.get(restored) !== undefined) {
-        key = restored;
-        keys.set(v, key);
-      }
-    }
-    let g: Group | undefined;
-    if (key !== undefined) {
-      // The store's get: a checkpoint in progress copies the value before the fold changes it.
-      g = this.store.get(key)!;
-      if (!this.fold(g, row)) return;
+  /** {@link update} through the table. */
+  private updateTable(table: GroupTable, row: Record<string, unknown>, start: number, end: number): void {
+    const slab = table.slab(start, end);
+    const v = row?.[this.keyColumns[0]!];
+    let slot = table.find(slab, v);
+    if (slot >= 0) {
+      table.touch(slab, slot);
+      if (!this.foldSlot(slab.states, slot, row)) return;
     } else {
-      key = typeof v === 'string' ? `s${start}|${v}` : `n${start}|${v}`;
-      g = this.newGroup(row, start, end);
-      if (!this.fold(g, row)) return;
-      keys.set(v, key);
-      if (this.window !== undefined) this.ends.add(end, key);
+      const states = this.scratch;
+      for (let i = 0; i < states.length; i++) states[i] = this.aggregators[i]!.zero();
+      if (!this.fold(states, row)) return;
+      slot = table.add(slab, v, states);
     }
-    this.store.put(key, g);
-    this.changedGroup(key, g);
+    if (this.changed !== null) {
+      let batch = slab.batch;
+      if (batch === null || batch.length < slab.keyIds.length) {
+        const grown = new Uint8Array(slab.keyIds.length);
+        if (batch !== null) grown.set(batch);
+        batch = grown;
+        slab.batch = batch;
+      }
+      if (batch[slot] === 0) {
+        batch[slot] = 1;
+        this.changedSlabs.push(slab);
+        this.changedSlots.push(slot);
+      }
+    } else if (this.mode === 'update') {
+      this.next.push(this.slotRow(slab, slot));
+    }
   }
 
   /**
@@ -212,21 +213,7 @@ export class AggregateOperator implements StatefulOperator {
    * every second). No row reaches them meanwhile: a row of a window the watermark passed is late,
    * and {@link update} removes every queued group first if one could be.
    */
-  private readonly evict = (keys: string[]): void => this.store.removeLater(keys);
-
-  /** Forgets the index maps of the windows that end at or before `watermark` (evicted). */
-  private dropIndexed(watermark: number): void {
-    const index = this.index;
-    const w = this.window;
-    if (index === null || w === undefined || w.kind === 'session') return;
-    for (const start of index.keys()) {
-      if (start + w.sizeMs <= watermark) {
-        index.delete(start);
-        if (start === this.lastStart) this.lastKeys = undefined;
-      }
-    }
-    for (const start of this.unindexed) if (start + w.sizeMs <= watermark) this.unindexed.delete(start);
-  }
+  private readonly evict = (keys: string[]): void => this.groups!.removeLater(keys);
 
   /**
    * A row opens `[t, t + gap)` for its group; every open session it overlaps or touches merges
@@ -266,10 +253,11 @@ export class AggregateOperator implements StatefulOperator {
       for (let i = 0; i < g.states.length; i++)
         g.states[i] = this.aggregators[i]!.merge(g.states[i], s.states[i]);
     }
-    if (!this.fold(g, row)) return;
-    for (const s of merged) this.store.remove(this.sessionKey(groupKey, s.start));
+    if (!this.fold(g.states, row)) return;
+    const store = this.groups!;
+    for (const s of merged) store.remove(this.sessionKey(groupKey, s.start));
     const key = this.sessionKey(groupKey, start);
-    this.store.put(key, g);
+    store.put(key, g);
     this.ends.add(end, key);
     kept.push(g);
     kept.sort((a, b) => a.start - b.start);
@@ -277,27 +265,34 @@ export class AggregateOperator implements StatefulOperator {
     this.changedGroup(key, g);
   }
 
-  /**
-   * A new group. One key column and one aggregate (the common case) build their arrays as
-   * literals: a literal's allocation site lets V8 see that nearly every group outlives many
-   * young-generation collections and allocate them in the old generation at once (pretenuring),
-   * instead of copying every new group twice.
-   */
+  /** A new group of the groups store. */
   private newGroup(row: Record<string, unknown>, start: number, end: number): Group {
-    const keyColumns = this.keyColumns;
-    const aggregators = this.aggregators;
-    const keys = keyColumns.length === 1 ? [row?.[keyColumns[0]!]] : keyColumns.map((k) => row?.[k]);
-    const states = aggregators.length === 1 ? [aggregators[0]!.zero()] : aggregators.map((a) => a.zero());
+    const keys = this.keyColumns.map((k) => row?.[k]);
+    const states = this.aggregators.map((a) => a.zero());
     return { keys, start, end, states };
   }
 
-  /** Adds the row's values to the group's states; a throwing aggregator makes it a bad record. */
-  private fold(g: Group, row: Record<string, unknown>): boolean {
-    const states = g.states;
+  /** Adds the row's values to a group's states; a throwing aggregator makes it a bad record. */
+  private fold(states: unknown[], row: Record<string, unknown>): boolean {
     try {
       for (let i = 0; i < states.length; i++) {
         const column = this.columns[i];
         states[i] = this.aggregators[i]!.add(states[i], column === undefined ? row : row?.[column]);
+      }
+      return true;
+    } catch (e) {
+      this.ctx.badRecord(this.op, row, e);
+      return false;
+    }
+  }
+
+  /** {@link fold} for the states of a table slot. */
+  private foldSlot(columns: unknown[][], slot: number, row: Record<string, unknown>): boolean {
+    try {
+      for (let i = 0; i < columns.length; i++) {
+        const column = this.columns[i];
+        const states = columns[i]!;
+        states[slot] = this.aggregators[i]!.add(states[slot], column === undefined ? row : row?.[column]);
       }
       return true;
     } catch (e) {
@@ -316,54 +311,87 @@ export class AggregateOperator implements StatefulOperator {
   }
 
   finishBatch(watermark: number): void {
+    const table = this.table;
     if (this.mode === 'update') {
-      for (const key of this.changed!) {
-        const g = this.store.get(key);
-        if (g !== undefined) this.next.push(this.resultRow(g));
+      if (table !== null) {
+        const slabs = this.changedSlabs;
+        const slots = this.changedSlots;
+        for (let i = 0; i < slabs.length; i++) {
+          this.next.push(this.slotRow(slabs[i]!, slots[i]!));
+          slabs[i]!.batch![slots[i]!] = 0;
+        }
+        slabs.length = 0;
+        slots.length = 0;
+      } else {
+        for (const key of this.changed!) {
+          const g = this.groups!.get(key);
+          if (g !== undefined) this.next.push(this.resultRow(g));
+        }
       }
     } else if (this.mode === 'complete') {
-      for (const [, g] of this.store.entries()) this.next.push(this.resultRow(g));
+      if (table !== null) {
+        for (const slab of table.windows())
+          for (let s = 0; s < slab.n; s++) this.next.push(this.slotRow(slab, s));
+      } else {
+        for (const [, g] of this.groups!.entries()) this.next.push(this.resultRow(g));
+      }
     }
     this.changed!.clear();
     this.closeUpTo(watermark);
   }
 
   nextDue(): number {
-    return this.watermarked ? this.ends.first() : Number.POSITIVE_INFINITY;
+    if (!this.watermarked) return Number.POSITIVE_INFINITY;
+    return this.table !== null ? this.table.nextEnd : this.ends.first();
   }
 
   /** Evicts the windows that end at or before `watermark`, emitting each in append mode. */
   private closeUpTo(watermark: number): void {
     if (!this.watermarked) return;
+    const table = this.table;
+    if (table !== null) {
+      if (this.mode !== 'append') {
+        table.evictUpTo(watermark, null);
+        return;
+      }
+      // Closing emits every group of the window: each must be loaded first.
+      table.loadAll();
+      table.evictUpTo(watermark, this.emitSlot);
+      return;
+    }
+    const store = this.groups!;
     if (this.mode !== 'append' && this.window?.kind === 'window') {
       this.ends.takeUpTo(watermark, this.evict);
       if (watermark > this.evictedUpTo) this.evictedUpTo = watermark;
-      this.dropIndexed(watermark);
       return;
     }
-    // Closing emits every group of the window (append mode): each must be loaded first.
-    this.store.loadAll();
+    store.loadAll();
     this.ends.closeUpTo(watermark, (key, end) => {
-      const g = this.store.get(key);
+      const g = store.get(key);
       // A session that grew since it was indexed falls due later, under its new end.
       if (g === undefined || g.end !== end) return;
       if (this.mode === 'append') this.next.push(this.resultRow(g));
-      this.store.remove(key);
+      store.remove(key);
       if (this.window?.kind === 'session') this.forgetSession(g);
     });
-    this.dropIndexed(watermark);
   }
 
+  private readonly emitSlot = (slab: WindowSlab, slot: number): void =>
+    this.next.push(this.slotRow(slab, slot));
+
   restored(): void {
-    // A lazy restore indexes each group as its key group loads (indexRestored).
-    if (this.store.restoring) return;
-    this.restoreIndex();
-    if (this.window === undefined) return;
-    const size = this.store.size;
+    if (this.table !== null) {
+      this.table.restored();
+      return;
+    }
+    const store = this.groups!;
+    // A lazy restore hears each group as its key group loads (restoredGroup).
+    if (store.restoring || this.window === undefined) return;
+    const size = store.size;
     const ends = new Array<number>(size);
     const keys = new Array<string>(size);
     let i = 0;
-    for (const [key, g] of this.store.entries()) {
+    for (const [key, g] of store.entries()) {
       ends[i] = g.end;
       keys[i++] = key;
       if (this.window.kind === 'session') {
@@ -377,20 +405,13 @@ export class AggregateOperator implements StatefulOperator {
     this.ends.addAll(ends, keys);
   }
 
-  /** Notes the windows whose restored groups the index does not list (see {@link unindexed}). */
-  private restoreIndex(): void {
-    if (this.index === null) return;
-    for (const [, g] of this.store.entries()) this.unindexed.add(g.start);
-  }
-
-  /** A group a lazy restore loaded (see {@link restoreEntry}): indexed, or dropped if evicted. */
-  private indexRestored(key: string, g: Group): boolean {
+  /** A group a lazy restore loaded (see {@link restoreEntry}): kept under its end, or dropped if evicted. */
+  private restoredGroup(key: string, g: Group): boolean {
     if (this.window !== undefined) {
       // Only update mode evicts by the removal queue, and so advances evictedUpTo.
       if (g.end <= this.evictedUpTo) return false;
       this.ends.add(g.end, key);
     }
-    if (this.index !== null) this.unindexed.add(g.start);
     return true;
   }
 
@@ -404,7 +425,7 @@ export class AggregateOperator implements StatefulOperator {
   }
 
   stateCounters(): StateOperatorCounters {
-    const m = this.store.metrics();
+    const m = (this.table ?? this.groups!).metrics();
     return {
       operatorId: this.op.id,
       operatorName: this.window?.kind === 'session' ? 'sessionWindowStateStoreSave' : 'stateStoreSave',
@@ -414,6 +435,16 @@ export class AggregateOperator implements StatefulOperator {
       numRowsDroppedByWatermark: this.dropped,
       memoryUsedBytes: m.memoryUsedBytes,
     };
+  }
+
+  /** {@link resultRow} of a table slot. */
+  private slotRow(slab: WindowSlab, slot: number): Record<string, unknown> {
+    const out: Record<string, unknown> = {};
+    out[this.keyColumns[0]!] = this.table!.keyValue(slab.keyIds[slot]!);
+    if (this.window !== undefined) out.window = { start: slab.start, end: slab.end };
+    for (let i = 0; i < this.names.length; i++)
+      out[this.names[i]!] = this.aggregators[i]!.result(slab.states[i]![slot]);
+    return out;
   }
 
   /** Output row: grouping columns by name, the window, then the aggregates by name. */
@@ -428,21 +459,13 @@ export class AggregateOperator implements StatefulOperator {
 
   private groupKey(row: Record<string, unknown>, start: number): string {
     const cols = this.keyColumns;
-    if (cols.length === 1) {
-      const v = row?.[cols[0]!];
-      if (typeof v === 'string') return `s${start}|${v}`;
-      if (typeof v === 'number') return `n${start}|${v}`;
-    }
+    if (cols.length === 1) return compositeKey(start, row?.[cols[0]!]);
     return JSON.stringify([start, ...cols.map((c) => row?.[c] ?? null)]);
   }
 
   /** The same string as groupKey, from a group's key values. */
   private groupKeyOf(keys: unknown[], start: number): string {
-    if (keys.length === 1) {
-      const v = keys[0];
-      if (typeof v === 'string') return `s${start}|${v}`;
-      if (typeof v === 'number') return `n${start}|${v}`;
-    }
+    if (keys.length === 1) return compositeKey(start, keys[0]);
     return JSON.stringify([start, ...keys.map((k) => k ?? null)]);
   }
 

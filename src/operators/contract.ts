@@ -1,4 +1,4 @@
-import type { InMemoryStateStore } from '../state/state-store.js';
+import type { CheckpointedStore } from '../state/state-store.js';
 import type { StaticIndex } from './static-table.js';
 
 /**
@@ -69,13 +69,14 @@ export interface StatefulOperator extends RowSink {
   nextDue(): number;
   stateCounters(): StateOperatorCounters;
   /** Where the operator keeps its state (the task checkpoints and restores it). */
-  readonly store: InMemoryStateStore<unknown>;
+  readonly store: CheckpointedStore;
   /**
    * Set when the operator can take its state lazily (real-time mode): the restore returns before
    * any entry is loaded and the store loads a key group when one of its keys is first used, the
    * rest in the background (InMemoryStateStore.restoreGroups). The operator hears each entry as
    * its group loads, keeps it (true) or drops it (false), and must not use the store meanwhile.
-   * Unset: every entry is loaded before {@link restored}.
+   * Unset: every entry is loaded before {@link restored}. A store that drops entries by a rule of
+   * its own (GroupTable) takes the function only as the request to restore lazily.
    */
   readonly restoreEntry?: ((key: string, value: unknown) => boolean) | null;
   /**

@@ -16,7 +16,7 @@ import {
   stateFileName,
 } from '../checkpoint/state-files.js';
 import { KEY_GROUPS } from './key-groups.js';
-import type { EncodedChunk, InMemoryStateStore, StateFreeze } from './state-store.js';
+import type { CheckpointedStore, EncodedChunk, StateCheckpoint } from './state-store.js';
 
 export interface StateCheckpointerHooks {
   /** The state of `epoch` is durable. */
@@ -28,7 +28,7 @@ export interface StateCheckpointerHooks {
 interface Job {
   readonly epoch: number;
   readonly header: StateFileHeader;
-  readonly freeze: StateFreeze<unknown>;
+  readonly freeze: StateCheckpoint;
   readonly chunks: Buffer[];
   entries: number;
   /** Every key is encoded: what slices are left pack the key groups' last entries. */
@@ -66,7 +66,7 @@ export class StateCheckpointer {
   private stopped = false;
 
   constructor(
-    private readonly store: InMemoryStateStore<unknown>,
+    private readonly store: CheckpointedStore,
     root: string,
     private readonly operatorId: number,
     private readonly partition: number,

@@ -3,7 +3,7 @@
  * time, and copy on touch (see the store's class comment for the rules it keeps).
  */
 import { KEY_GROUPS, PIECE_ENTRIES } from './key-groups.js';
-import type { InMemoryStateStore, StateChunkEncoder, StateCodec } from './state-store.js';
+import type { InMemoryStateStore, StateCheckpoint, StateChunkEncoder, StateCodec } from './state-store.js';
 
 /** A chunk as the array of values encoded one by one: the default. */
 class ArrayChunkEncoder<V> implements StateChunkEncoder<V> {
@@ -32,7 +32,7 @@ export interface EncodedChunk {
  * them a key group at a time, and the entries encoded and not drained yet, as pieces of one key
  * group each.
  */
-export class StateFreeze<V> {
+export class StateFreeze<V> implements StateCheckpoint {
   /** The walk's current piece: entries of one key group, in walk order. */
   private group = -1;
   private keys: string[] = [];

@@ -1,7 +1,7 @@
 import { KEY_GROUPS, type KeyGroupSource, keyGroupOf } from './key-groups.js';
-import { StateFreeze } from './state-freeze.js';
+import { type EncodedChunk, StateFreeze } from './state-freeze.js';
 
-export type { EncodedChunk } from './state-freeze.js';
+export type { EncodedChunk };
 export { StateFreeze };
 
 /**
@@ -28,6 +28,41 @@ export interface StateStoreMetrics {
   /** Keys removed since the store was created. */
   numRowsRemoved: number;
   memoryUsedBytes: number;
+}
+
+/**
+ * What the checkpointer needs of an operator's state (StateCheckpointer): an InMemoryStateStore,
+ * or a GroupTable (an aggregation's groups in arrays). Both write and read the same state files.
+ */
+export interface CheckpointedStore {
+  /** Starts recording the changes since each checkpoint, for changelogs. */
+  trackChanges(): void;
+  /** Freezes what the next checkpoint holds (every key, or the changes) and encodes it a slice at a time. */
+  beginCheckpoint(full: boolean): StateCheckpoint;
+  /** Restores files written by key group; lazily when `onEntry` is given (see InMemoryStateStore.restoreGroups). */
+  restoreGroups(source: KeyGroupSource, onEntry: ((key: string, value: unknown) => boolean) | null): void;
+  /** Restores a chunk of a file without key groups (formats 1 and 2). */
+  loadChunk(keys: readonly string[], values: unknown, perEntry: boolean): void;
+  /** Restores removals of a file without key groups. */
+  loadRemoved(keys: Iterable<string>): void;
+  /** A lazy restore: loads up to `groups` key groups; true when none is left. */
+  loadSome(groups: number): boolean;
+  /** Key groups a lazy restore has left to load. */
+  readonly keyGroupsToLoad: number;
+}
+
+/** One checkpoint being encoded in slices (see StateCheckpointer). */
+export interface StateCheckpoint {
+  /** Encodes up to `budget` entries; true once all are. */
+  encodeSome(budget: number): boolean;
+  /** Pieces encoded since the last call that are full, or every piece (`all`). */
+  drain(all?: boolean): EncodedChunk[];
+  /** Once all is encoded: what is left, about `maxEntries` entries' worth per call. */
+  drainSome(maxEntries: number): EncodedChunk[];
+  /** Per key group, the keys removed since the previous checkpoint began (complete once encoded). */
+  readonly removed: readonly (readonly string[])[];
+  /** Keys held at the epoch's end, and their characters. */
+  readonly totals: { readonly size: number; readonly keyChars: number };
 }
 
 /**
@@ -89,7 +124,7 @@ const UNTRACKED = null;
  * its own touched set or pending map and sees every touch, so each encodes its own epoch's end
  * whatever the others do: a touch is the first one since *its* freeze, or it is not.
  */
-export class InMemoryStateStore<V> implements StateStore<V> {
+export class InMemoryStateStore<V> implements StateStore<V>, CheckpointedStore {
   /**
    * One map per key group (see key-groups.ts): a snapshot walks them in order, so its pieces come
    * out a key group at a time, and a restore hands each group its rebuilt map as it is.

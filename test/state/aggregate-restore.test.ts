@@ -84,7 +84,7 @@ function restored(mode: 'update' | 'append', dir: string, lazy: boolean, waterma
 const sorted = (rows: unknown[]) => rows.map((r) => JSON.stringify(r)).sort();
 
 const contentOf = (a: ReturnType<typeof operator>) =>
-  Object.fromEntries([...a.op.store.entries()].sort(([x], [y]) => (x < y ? -1 : 1)));
+  Object.fromEntries([...a.op.table!.entries()].sort(([x], [y]) => (x < y ? -1 : 1)));
 
 describe('aggregation state restored lazily (real-time mode)', () => {
   for (const mode of ['update', 'append'] as const) {
@@ -130,9 +130,8 @@ describe('aggregation state restored lazily (real-time mode)', () => {
     assert.equal(a.op.store.keyGroupsToLoad, 255);
     // A watermark past the window: groups still unloaded are dropped as they load.
     a.watermark(2000);
-    while (a.op.store.restoring) await new Promise((r) => setImmediate(r));
+    while (a.op.table!.restoring) await new Promise((r) => setImmediate(r));
     await cp.settle();
-    a.op.store.flushRemovals();
     assert.equal(a.op.stateCounters().numRowsTotal, 0);
     assert.equal(a.op.stateCounters().numRowsRemoved, 2000);
   });

@@ -1,0 +1,572 @@
+import { KEY_GROUPS, type KeyGroupSource, keyGroupOf } from './key-groups.js';
+import type { CheckpointedStore, StateStoreMetrics } from './state-store.js';
+import { TableFreeze } from './table-freeze.js';
+import { compositeKey, TableStaging } from './table-staging.js';
+
+export { compositeKey };
+
+/**
+ * One time window of a {@link GroupTable} (or the only one, start 0, of an aggregation without a
+ * window): its groups in slots 0..n−1, created in that order. A slot's key is an interned key id;
+ * its aggregate states are one JS array per aggregate (numbers stay unboxed in them), so a group
+ * is no object at all, and a window that closes is dropped whole.
+ */
+export class WindowSlab {
+  n = 0;
+  keyIds = new Int32Array(64);
+  /** Open addressing, key id → slot + 1 (0: empty), at most half full. */
+  private table = new Int32Array(128);
+  private shift = 32 - 7;
+  /** Per aggregate, the state of each slot. */
+  readonly states: unknown[][];
+  /** Characters of the groups' composite keys (see compositeKey), for the totals of checkpoints. */
+  keyChars = 0;
+  /** Checkpoints on: the slots changed since the last checkpoint began, as flags and in order. */
+  dirty: Uint8Array | null = null;
+  dirtyList: number[] = [];
+  /** Checkpoints being encoded that hold slots of this window not encoded yet (copy on touch). */
+  marks: FreezeMark[] = [];
+  /** Micro-batch mode: slots changed in the current batch. */
+  batch: Uint8Array | null = null;
+  /** Characters of the composite key before the key's own: `s<start>|`. */
+  readonly prefixChars: number;
+
+  constructor(
+    readonly start: number,
+    readonly end: number,
+    aggregates: number,
+  ) {
+    this.states = Array.from({ length: aggregates }, () => []);
+    this.prefixChars = String(start).length + 2;
+  }
+
+  /** The slot of key id `id`, or −1. */
+  find(id: number): number {
+    const table = this.table;
+    const mask = table.length - 1;
+    const keyIds = this.keyIds;
+    for (let i = Math.imul(id, 0x9e3779b1) >>> this.shift; ; i = (i + 1) & mask) {
+      const s = table[i]!;
+      if (s === 0) return -1;
+      if (keyIds[s - 1] === id) return s - 1;
+    }
+  }
+
+  /** Adds key id `id` (absent) in the next slot; the caller pushes its states. */
+  insert(id: number): number {
+    const slot = this.n++;
+    if (slot === this.keyIds.length) {
+      const grown = new Int32Array(slot * 2);
+      grown.set(this.keyIds);
+      this.keyIds = grown;
+      if (this.dirty !== null) this.dirty = grownBytes(this.dirty, slot * 2);
+      if (this.batch !== null) this.batch = grownBytes(this.batch, slot * 2);
+    }
+    this.keyIds[slot] = id;
+    if (this.n * 2 > this.table.length) this.rehash();
+    else this.place(id, slot);
+    return slot;
+  }
+
+  private place(id: number, slot: number): void {
+    const table = this.table;
+    const mask = table.length - 1;
+    let i = Math.imul(id, 0x9e3779b1) >>> this.shift;
+    while (table[i] !== 0) i = (i + 1) & mask;
+    table[i] = slot + 1;
+  }
+
+  private rehash(): void {
+    this.table = new Int32Array(this.table.length * 2);
+    this.shift--;
+    for (let s = 0; s < this.n; s++) this.place(this.keyIds[s]!, s);
+  }
+
+  /** Marks a slot changed since the last checkpoint began. */
+  markDirty(slot: number): void {
+    let dirty = this.dirty;
+    if (dirty === null) {
+      dirty = new Uint8Array(this.keyIds.length);
+      this.dirty = dirty;
+    }
+    if (dirty[slot] === 0) {
+      dirty[slot] = 1;
+      this.dirtyList.push(slot);
+    }
+  }
+}
+
+/** A checkpoint's hold on a window: its slots still to encode (1), copied first if touched. */
+export interface FreezeMark {
+  readonly freeze: TableFreeze;
+  readonly bits: Uint8Array;
+}
+
+function grownBytes(bytes: Uint8Array, length: number): Uint8Array {
+  const grown = new Uint8Array(length);
+  grown.set(bytes);
+  return grown;
+}
+
+function grownInts(ints: Int32Array, length: number): Int32Array {
+  const grown = new Int32Array(length);
+  grown.set(ints);
+  return grown;
+}
+
+/** The characters a key adds to its composite key (see compositeKey) after the window's prefix. */
+function keyTextChars(v: unknown): number {
+  if (typeof v === 'string') return v.length;
+  if (typeof v === 'number') return String(v).length;
+  return JSON.stringify(v ?? null).length + 1;
+}
+
+/** Idle key ids (interned, in no window) allowed beyond the live ones before a purge. */
+const IDLE_SLACK = 4096;
+
+/**
+ * The state of an aggregation grouped by one column, in tumbling or sliding windows or in none —
+ * `groupBy(window(...), key)` and `groupBy(key)` — kept in typed and unboxed arrays rather than a
+ * map of group objects:
+ *
+ * - each key value is interned once, as a small integer id, in one map for the whole partition; a
+ *   card seen in the last window is found again in the next without a new string or entry;
+ * - each window is a {@link WindowSlab}: slots of (key id, states) and an open-addressing table
+ *   from key id to slot;
+ * - a window the watermark passes is dropped whole; its key ids stay interned, idle, until the
+ *   idle ones outnumber the live ones, and are then purged a few per row.
+ *
+ * So a row's group costs no allocation once its key has been seen, and nothing a row leaves behind
+ * outlives it: the young-generation collections that copied every new group object (E2's tail) do
+ * not happen. The row path is a lookup in the key map and a probe of the window's table.
+ *
+ * Checkpoints produce the same state files as an {@link InMemoryStateStore} of groups (format 3,
+ * composite keys `s<start>|<key>` by key group, values as groupCodec's chunks), through a
+ * {@link TableFreeze}: it walks the frozen slots in the background while rows go on, and a slot a
+ * row touches before the walk reaches it is encoded first (copy on touch, with one flag per slot
+ * per checkpoint). Restores read those files — by key group, lazily or not — or older formats.
+ */
+export class GroupTable implements CheckpointedStore {
+  /** Live windows by start. */
+  private readonly slabs = new Map<number, WindowSlab>();
+  private lastStart = Number.NaN;
+  private lastSlab: WindowSlab | null = null;
+  /** The earliest end of a live window (Infinity: none). */
+  private firstEnd = Number.POSITIVE_INFINITY;
+  /** The highest watermark windows were evicted at: groups of them a restore loads are dropped. */
+  private evictedUpTo = Number.NEGATIVE_INFINITY;
+
+  // Interned keys: strings, numbers, booleans and null by value, other values by their JSON.
+  private readonly ids = new Map<unknown, number>();
+  private readonly objectIds = new Map<string, number>();
+  private values: unknown[] = [];
+  /** Per key id: windows holding it; the checkpoint after which it may be purged; its characters. */
+  private refs: Int32Array = new Int32Array(1024);
+  private purgeAfter: Int32Array = new Int32Array(1024);
+  private chars: Int32Array = new Int32Array(1024);
+  private readonly free: number[] = [];
+  private idle = 0;
+  private purgeAt = -1;
+
+  private tracking = false;
+  /** Checkpoints begun, and those being encoded (oldest first). */
+  private seq = 0;
+  private freezes: TableFreeze[] = [];
+  /** Windows evicted since the last checkpoint began (their groups are the next changelog's removals). */
+  private evicted: WindowSlab[] = [];
+  /** Per key group, restored keys dropped as they loaded since the last checkpoint began. */
+  private dropped: string[][] = perGroup();
+
+  private groups = 0;
+  private updates = 0;
+  private removals = 0;
+
+  private loading: TableLoad | null = null;
+  /** A restore of files without key groups, applied when the operator starts (see restored). */
+  private staging: TableStaging | null = null;
+
+  /**
+   * @param aggregates states per group.
+   * @param serializers per aggregate, a state as checkpoint data, detached from the live state.
+   * @param deserializers per aggregate, checkpoint data back as a state.
+   */
+  constructor(
+    readonly aggregates: number,
+    readonly serializers: readonly ((state: unknown) => unknown)[],
+    private readonly deserializers: readonly ((data: unknown) => unknown)[],
+    /** Idle key ids allowed beyond the live ones before a purge. */
+    private readonly idleSlack = IDLE_SLACK,
+  ) {}
+
+  // --- the row path -----------------------------------------------------------------------------
+
+  /** The window starting at `start` (ending at `end`), created if new. */
+  slab(start: number, end: number): WindowSlab {
+    if (start === this.lastStart) return this.lastSlab!;
+    let slab = this.slabs.get(start);
+    if (slab === undefined) {
+      slab = new WindowSlab(start, end, this.aggregates);
+      this.slabs.set(start, slab);
+      if (end < this.firstEnd) this.firstEnd = end;
+    }
+    this.lastStart = start;
+    this.lastSlab = slab;
+    return slab;
+  }
+
+  /** The slot of key `v` in `slab`, or −1 (a lazy restore loads the key's group first). */
+  find(slab: WindowSlab, v: unknown): number {
+    const id = this.idOf(v);
+    const slot = id < 0 ? -1 : slab.find(id);
+    if (slot >= 0 || this.loading === null) return slot;
+    const group = keyGroupOf(compositeKey(slab.start, v), KEY_GROUPS);
+    if (!this.loading.pending[group]) return -1;
+    this.loadGroup(this.loading, group);
+    return this.find(slab, v);
+  }
+
+  /** Adds the group of key `v` (absent from `slab`) with `states`; returns its slot. */
+  add(slab: WindowSlab, v: unknown, states: readonly unknown[]): number {
+    const id = this.intern(v);
+    const slot = this.insert(slab, id, states);
+    if (this.tracking) slab.markDirty(slot);
+    this.updates++;
+    return slot;
+  }
+
+  /**
+   * A slot's states are about to change: each checkpoint that has not encoded it yet encodes it
+   * now (copy on touch), and it is marked for the next changelog.
+   */
+  touch(slab: WindowSlab, slot: number): void {
+    const marks = slab.marks;
+    for (let i = 0; i < marks.length; i++) {
+      const m = marks[i]!;
+      if (slot < m.bits.length && m.bits[slot] === 1) {
+        m.bits[slot] = 0;
+        m.freeze.encode(slab, slot);
+      }
+    }
+    if (this.tracking) slab.markDirty(slot);
+    this.updates++;
+  }
+
+  /** The key value of a key id. */
+  keyValue(id: number): unknown {
+    return this.values[id];
+  }
+
+  /** Purges a few idle key ids when the idle ones outnumber the live ones (see the class comment). */
+  tidy(): void {
+    if (this.purgeAt >= 0) this.purgeSome(16);
+  }
+
+  private insert(slab: WindowSlab, id: number, states: readonly unknown[]): number {
+    if (this.refs[id]++ === 0) this.idle--;
+    const slot = slab.insert(id);
+    const columns = slab.states;
+    for (let c = 0; c < columns.length; c++) columns[c]!.push(states[c]);
+    slab.keyChars += slab.prefixChars + this.chars[id]!;
+    this.groups++;
+    return slot;
+  }
+
+  private idOf(v: unknown): number {
+    if (typeof v === 'string' || typeof v === 'number') return this.ids.get(v) ?? -1;
+    if (v === null || v === undefined) return this.ids.get(null) ?? -1;
+    if (typeof v === 'object') return this.objectIds.get(JSON.stringify(v)) ?? -1;
+    return this.ids.get(v) ?? -1;
+  }
+
+  private intern(v: unknown): number {
+    const known = this.idOf(v);
+    if (known >= 0) return known;
+    let id = this.free.pop();
+    if (id === undefined) {
+      id = this.values.length;
+      this.values.push(undefined);
+      if (id === this.refs.length) {
+        this.refs = grownInts(this.refs, id * 2);
+        this.purgeAfter = grownInts(this.purgeAfter, id * 2);
+        this.chars = grownInts(this.chars, id * 2);
+      }
+    }
+    this.values[id] = v;
+    this.refs[id] = 0;
+    this.chars[id] = keyTextChars(v);
+    this.idle++;
+    if (typeof v === 'object' && v !== null) this.objectIds.set(JSON.stringify(v), id);
+    else this.ids.set(v === undefined ? null : v, id);
+    return id;
+  }
+
+  private release(id: number): void {
+    if (--this.refs[id]! !== 0) return;
+    this.idle++;
+    // A checkpoint not begun yet may still name it (as a removal): not before it is encoded.
+    this.purgeAfter[id] = this.tracking ? this.seq + 1 : 0;
+  }
+
+  private purgeSome(budget: number): void {
+    const done = this.freezes.length === 0 ? this.seq : this.freezes[0]!.seq - 1;
+    const values = this.values;
+    let at = this.purgeAt;
+    for (; budget > 0 && at < values.length; budget--, at++) {
+      // Free ids hold −1.
+      if (this.refs[at] !== 0 || this.purgeAfter[at]! > done) continue;
+      const v = values[at];
+      if (typeof v === 'object' && v !== null) this.objectIds.delete(JSON.stringify(v));
+      else this.ids.delete(v === undefined ? null : v);
+      values[at] = undefined;
+      this.refs[at] = -1;
+      this.free.push(at);
+      this.idle--;
+    }
+    this.purgeAt = at < values.length ? at : -1;
+  }
+
+  // --- windows ----------------------------------------------------------------------------------
+
+  /** The earliest end of a live window (Infinity: none). */
+  get nextEnd(): number {
+    return this.firstEnd;
+  }
+
+  /**
+   * Drops every window that ends at or before `watermark`, handing each of its slots to `emit`
+   * first (append mode) if given. A lazy restore must have loaded everything before an emitting
+   * close.
+   */
+  evictUpTo(watermark: number, emit: ((slab: WindowSlab, slot: number) => void) | null): void {
+    if (watermark > this.evictedUpTo) this.evictedUpTo = watermark;
+    if (this.firstEnd > watermark) return;
+    let first = Number.POSITIVE_INFINITY;
+    for (const slab of this.slabs.values()) {
+      if (slab.end > watermark) {
+        if (slab.end < first) first = slab.end;
+        continue;
+      }
+      if (emit !== null) for (let s = 0; s < slab.n; s++) emit(slab, s);
+      this.drop(slab);
+    }
+    this.firstEnd = first;
+    const live = this.values.length - this.free.length - this.idle;
+    if (this.purgeAt < 0 && this.idle > live + this.idleSlack) this.purgeAt = 0;
+  }
+
+  private drop(slab: WindowSlab): void {
+    this.slabs.delete(slab.start);
+    if (this.lastSlab === slab) {
+      this.lastSlab = null;
+      this.lastStart = Number.NaN;
+    }
+    const keyIds = slab.keyIds;
+    for (let s = 0; s < slab.n; s++) this.release(keyIds[s]!);
+    this.groups -= slab.n;
+    this.removals += slab.n;
+    slab.dirty = null;
+    slab.dirtyList = [];
+    if (this.tracking) this.evicted.push(slab);
+  }
+
+  /** Live windows, in creation order (everything loaded first). */
+  windows(): IterableIterator<WindowSlab> {
+    this.loadAll();
+    return this.slabs.values();
+  }
+
+  // --- metrics ----------------------------------------------------------------------------------
+
+  /** Groups held, those of key groups a lazy restore has not loaded yet included. */
+  get size(): number {
+    return this.groups + (this.loading?.unloadedSize ?? 0);
+  }
+
+  private get keyChars(): number {
+    let chars = this.loading?.unloadedChars ?? 0;
+    for (const slab of this.slabs.values()) chars += slab.keyChars;
+    return chars;
+  }
+
+  metrics(): StateStoreMetrics {
+    const keys = this.values.length - this.free.length - this.idle;
+    return {
+      numRowsTotal: this.size,
+      numRowsUpdated: this.updates,
+      numRowsRemoved: this.removals,
+      // Per group: key id, table slot and states (8 B each); per key in a window: a map entry, its
+      // id's counters and its characters (estimated at 16 B); groups not loaded yet by their keys.
+      memoryUsedBytes:
+        this.size * (12 + 8 * this.aggregates) +
+        keys * (40 + 12 + 32) +
+        (this.loading?.unloadedChars ?? 0) * 2,
+    };
+  }
+
+  /**
+   * Every group as (composite key, group object), as an InMemoryStateStore of groups would hold it
+   * (tests and tools; it builds an object per group).
+   */
+  *entries(): IterableIterator<[string, { keys: unknown[]; start: number; end: number; states: unknown[] }]> {
+    for (const slab of this.windows()) {
+      for (let s = 0; s < slab.n; s++) {
+        const v = this.values[slab.keyIds[s]!];
+        yield [
+          compositeKey(slab.start, v),
+          { keys: [v], start: slab.start, end: slab.end, states: slab.states.map((c) => c[s]) },
+        ];
+      }
+    }
+  }
+
+  // --- checkpoints ------------------------------------------------------------------------------
+
+  trackChanges(): void {
+    this.tracking = true;
+  }
+
+  beginCheckpoint(full: boolean): TableFreeze {
+    if (full) this.loadAll();
+    this.trackChanges();
+    const seq = ++this.seq;
+    const totals = { size: this.size, keyChars: this.keyChars };
+    const freeze = new TableFreeze(
+      this,
+      seq,
+      full ? [] : this.evicted,
+      full ? perGroup() : this.dropped,
+      totals,
+    );
+    for (const slab of this.slabs.values()) {
+      if (full) {
+        if (slab.n !== 0) freeze.hold(slab, new Uint8Array(slab.n).fill(1), null);
+      } else if (slab.dirtyList.length !== 0) {
+        freeze.hold(slab, slab.dirty!, slab.dirtyList);
+      }
+      slab.dirty = null;
+      slab.dirtyList = [];
+    }
+    this.evicted = [];
+    this.dropped = perGroup();
+    this.freezes.push(freeze);
+    return freeze;
+  }
+
+  /** @internal A freeze encoded its last entry. */
+  finished(freeze: TableFreeze): void {
+    this.freezes = this.freezes.filter((f) => f !== freeze);
+  }
+
+  // --- restores ---------------------------------------------------------------------------------
+
+  /**
+   * Restores a chain of state files written by key group, into an empty table: every key group
+   * now, or — when `lazy` is given (any value: the table drops the groups of windows evicted
+   * meanwhile itself) — a key group when a row first looks for one of its keys, the rest by
+   * {@link loadSome}.
+   */
+  restoreGroups(source: KeyGroupSource, lazy: unknown): void {
+    if (source.groups !== KEY_GROUPS || this.size !== 0) {
+      throw new Error(`a restore by key group needs an empty table and files of ${KEY_GROUPS} key groups`);
+    }
+    this.loading = {
+      source,
+      pending: source.pieces.map(() => true),
+      left: source.groups,
+      next: 0,
+      unloadedSize: source.size,
+      unloadedChars: source.keyChars,
+    };
+    if (lazy === null || lazy === undefined) this.loadAll();
+  }
+
+  get restoring(): boolean {
+    return this.loading !== null;
+  }
+
+  get keyGroupsToLoad(): number {
+    return this.loading?.left ?? 0;
+  }
+
+  loadAll(): void {
+    this.loadSome(Number.POSITIVE_INFINITY);
+  }
+
+  loadSome(groups: number): boolean {
+    for (let n = 0; n < groups; n++) {
+      const l = this.loading;
+      if (l === null) return true;
+      while (!l.pending[l.next]) l.next++;
+      this.loadGroup(l, l.next);
+    }
+    return this.loading === null;
+  }
+
+  private loadGroup(l: TableLoad, group: number): void {
+    l.pending[group] = false;
+    const pieces = l.source.pieces[group]!;
+    l.source.pieces[group] = [];
+    const staging = new TableStaging(this.aggregates, this.deserializers);
+    for (const piece of pieces) {
+      const { keys, values } = l.source.decode(piece);
+      if (piece.removal) staging.remove(keys);
+      else staging.addChunk(keys, values);
+    }
+    if (--l.left === 0) this.loading = null;
+    staging.apply((key, v, start, end, states) => {
+      l.unloadedSize--;
+      l.unloadedChars -= key.length;
+      if (end <= this.evictedUpTo) {
+        // Its window was evicted while the group waited: a removal like any.
+        if (this.tracking) this.dropped[group]!.push(key);
+        this.removals++;
+        return;
+      }
+      this.restoreGroup(v, start, end, states);
+    });
+  }
+
+  private restoreGroup(v: unknown, start: number, end: number, states: readonly unknown[]): void {
+    let slab = this.slabs.get(start);
+    if (slab === undefined) {
+      slab = new WindowSlab(start, end, this.aggregates);
+      this.slabs.set(start, slab);
+      if (end < this.firstEnd) this.firstEnd = end;
+    }
+    this.insert(slab, this.intern(v), states);
+  }
+
+  /** Restores entries of a file without key groups (formats 1 and 2); see {@link restored}. */
+  loadChunk(keys: readonly string[], values: unknown, perEntry: boolean): void {
+    this.staging ??= new TableStaging(this.aggregates, this.deserializers);
+    if (perEntry) this.staging.addEntries(keys, values as unknown[]);
+    else this.staging.addChunk(keys, values);
+  }
+
+  /** Restores the removal of keys, from a file without key groups. */
+  loadRemoved(keys: Iterable<string>): void {
+    this.staging ??= new TableStaging(this.aggregates, this.deserializers);
+    this.staging.remove(keys);
+  }
+
+  /** The restore is over: entries of files without key groups go into their windows. */
+  restored(): void {
+    const staging = this.staging;
+    this.staging = null;
+    staging?.apply((_key, v, start, end, states) => this.restoreGroup(v, start, end, states));
+  }
+}
+
+function perGroup(): string[][] {
+  return Array.from({ length: KEY_GROUPS }, () => []);
+}
+
+/** A restore by key group in progress (see {@link GroupTable.restoreGroups}). */
+interface TableLoad {
+  readonly source: KeyGroupSource;
+  readonly pending: boolean[];
+  left: number;
+  next: number;
+  unloadedSize: number;
+  unloadedChars: number;
+}
