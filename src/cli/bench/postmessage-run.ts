@@ -4,6 +4,7 @@ import * as hdr from 'hdr-histogram-js';
 import { GeneratorSchedule } from '../../connectors/generator/reader.js';
 import { sources } from '../../connectors/index.js';
 import { summarize } from '../../metrics/latency.js';
+import { workerExecArgv } from '../../util/worker-exec-argv.js';
 import { payment } from './payments.js';
 import {
   type BaselineEvent,
@@ -81,7 +82,7 @@ function spawn(data: GeneratorData | ProcessorData): Worker {
     workerData: data,
     transferList: [data.port],
     // Under `node --test` the test runner's flags must not reach the worker.
-    execArgv: process.execArgv.filter((a) => !a.startsWith('--test')),
+    execArgv: workerExecArgv(),
   });
 }
 

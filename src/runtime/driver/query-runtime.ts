@@ -12,6 +12,7 @@ import type { StreamingQueryProgress } from '../../metrics/progress.js';
 import type { AnalyzedPlan } from '../../plan/analyze.js';
 import { STATEFUL_KINDS } from '../../plan/nodes.js';
 import type { PhysicalPlan } from '../../plan/physical.js';
+import { workerExecArgv } from '../../util/worker-exec-argv.js';
 import { DoorbellTable } from '../channel/doorbell.js';
 import { FrameKind } from '../channel/frame-kind.js';
 import {
@@ -260,7 +261,7 @@ export class QueryRuntime implements MicroBatchHost {
       idleTimeout: 60_000,
       // Our tasks park with Atomics.waitAsync; Piscina must not block the worker's loop itself.
       atomics: 'disabled',
-      execArgv: process.execArgv.filter((a) => !a.startsWith('--test')),
+      execArgv: workerExecArgv(),
     });
   }
 
