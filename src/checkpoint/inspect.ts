@@ -7,7 +7,13 @@ import { numberedEntries, readChecked } from './files.js';
 import { CheckpointLayout } from './layout.js';
 import { LOCK_STALE_AFTER_MS, type LockOwner, processExists } from './lock.js';
 import { type CheckpointMetadata, readMetadata, type SourceRecord } from './metadata.js';
-import { listStateVersions, readStateFile, restorePlan, type StateFileKind } from './state-files.js';
+import {
+  listStateVersions,
+  readStateFile,
+  restorePlan,
+  type StateFileKind,
+  StateKeyReplay,
+} from './state-files.js';
 
 /**
  * Reading a checkpoint from the outside, for `millrace checkpoint inspect | verify`: what it holds,
@@ -230,7 +236,7 @@ export async function statefulOperators(
 }
 
 /**
- * Keys held after replaying `files` as a restore does (removals, then writes, file by file); null
+ * Keys held after replaying `files` as a restore does (evictions and removals, then writes, file by file); null
  * when a file cannot be read (it becomes a problem).
  */
 function replayKeys(
@@ -239,7 +245,7 @@ function replayKeys(
   partition: number,
   problems: Problems,
 ): number | null {
-  const keys = new Set<string>();
+  const keys = new StateKeyReplay();
   for (const f of files) {
     let content: ReturnType<typeof readStateFile>;
     try {
@@ -248,8 +254,7 @@ function replayKeys(
       problems.add(f.path, clause(e, f.path));
       return null;
     }
-    for (const k of content.removed) keys.delete(k);
-    for (const chunk of content.chunks) for (const k of chunk.keys) keys.add(k);
+    keys.apply(content);
   }
   return keys.size;
 }

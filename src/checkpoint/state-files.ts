@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import { Packr, unpack, unpackMultiple } from 'msgpackr';
 import { ErrorCode, MillraceError } from '../errors.js';
 import type { KeyGroupPiece } from '../state/key-groups.js';
+import { compositeKey, type TableRows, tableRows } from '../state/table-staging.js';
 import { verifyChecksum } from './files.js';
 
 /**
@@ -15,8 +16,18 @@ import { verifyChecksum } from './files.js';
  * { format: 3, kind, version, operatorId, partition, keyGroups }   header
  * ['K', group, count, bytes]      entries of one key group: bytes = msgpack [[key, ...], values]
  * ['R', group, count, bytes]      keys of one key group removed (changelogs): bytes = msgpack [key, ...]
+ * ['T', group, count, bytes]      a group table's entries of one key group (format 4)
+ * ['X', 0, 1, bytes]              a group table's windows evicted: bytes = msgpack watermark (format 4)
  * ['end', entries, removed, size, keyChars]   totals, and the keys the state holds at this version
  * ```
+ *
+ * Format 4 adds the pieces of a group table (an aggregation by one column, see
+ * src/state/group-table.ts), which keeps no key strings: a `T` piece holds
+ * `[keyColumn, windows, stateColumns]`, `windows` being runs `[start, end, count, ...]` over the
+ * entries in order; its key group is that of the entry's composite key (`s<start>|<key>`), as an
+ * InMemoryStateStore of groups would write it. An `X` piece says every window ending at or before
+ * the watermark is gone (the groups of earlier files): one number instead of a removal per group.
+ * A restore applies a file's `X` before its entries.
  *
  * Format 3 groups entries by key group (`src/state/key-groups.ts`) and keeps each group's piece
  * as bytes inside the file, so reading a file decodes only its outline: a restore decodes and
@@ -36,15 +47,15 @@ import { verifyChecksum } from './files.js';
 export type StateFileKind = 'changelog' | 'snapshot';
 
 /** The format written; {@link readStateFile} reads this and every older one. */
-export const STATE_FILE_FORMAT = 3 as const;
+export const STATE_FILE_FORMAT = 4 as const;
 
 export interface StateFileHeader {
-  readonly format: 1 | 2 | 3;
+  readonly format: 1 | 2 | 3 | 4;
   readonly kind: StateFileKind;
   readonly version: number;
   readonly operatorId: number;
   readonly partition: number;
-  /** Format 3: the key groups the pieces are hashed into. */
+  /** Formats 3 and 4: the key groups the pieces are hashed into. */
   readonly keyGroups?: number;
 }
 
@@ -73,11 +84,23 @@ export function packRemovalsPiece(group: number, keys: readonly string[]): [Buff
   return [pieceHead('R', group, keys.length, bytes.length), bytes];
 }
 
+/** Packs a group table's entries of one key group (format 4), as {@link packEntriesPiece} does. */
+export function packTablePiece(group: number, count: number, values: unknown): [Buffer, Buffer] {
+  const bytes = Buffer.from(packr.pack(values));
+  return [pieceHead('T', group, count, bytes.length), bytes];
+}
+
+/** Packs a group table's eviction: every window ending at or before `watermark` is gone (format 4). */
+export function packEvictionPiece(watermark: number): [Buffer, Buffer] {
+  const bytes = Buffer.from(packr.pack(watermark));
+  return [pieceHead('X', 0, 1, bytes.length), bytes];
+}
+
 /**
  * The msgpack of `[tag, group, count, <bin of byteLength>]` up to the binary's bytes: a fixarray
  * of 4, a one-letter fixstr, a uint16, a uint32, and a bin32 header.
  */
-function pieceHead(tag: 'K' | 'R', group: number, count: number, byteLength: number): Buffer {
+function pieceHead(tag: KeyGroupPiece['tag'], group: number, count: number, byteLength: number): Buffer {
   const head = Buffer.allocUnsafe(16);
   head[0] = 0x94;
   head[1] = 0xa1;
@@ -112,6 +135,8 @@ export interface StateFileContent {
   /** The chunks of entries written, in file order. */
   readonly chunks: StateChunk[];
   readonly removed: string[];
+  /** Format 4, a group table: the watermark up to which it evicted windows (null: none). */
+  readonly evictedUpTo: number | null;
   /** Entries written, over all chunks. */
   readonly entries: number;
 }
@@ -129,7 +154,7 @@ export interface StateFilePiece extends KeyGroupPiece {
  */
 export interface OpenedStateFile {
   readonly header: StateFileHeader;
-  /** Format 3: the pieces, in file order. Null for older formats. */
+  /** Formats 3 and 4: the pieces, in file order. Null for older formats. */
   readonly pieces: StateFilePiece[] | null;
   /** Older formats: the chunks written and the keys removed (empty for format 3). */
   readonly chunks: StateChunk[];
@@ -180,14 +205,15 @@ export function openStateFile(path: string, expect: Omit<StateFileHeader, 'forma
     }
   }
   const format = header!.format;
-  if (format !== 1 && format !== 2 && format !== 3) {
-    throw corrupt(path, `its format ${JSON.stringify(format)} is not one this version reads (1–3)`);
+  if (format !== 1 && format !== 2 && format !== 3 && format !== 4) {
+    throw corrupt(path, `its format ${JSON.stringify(format)} is not one this version reads (1–4)`);
   }
+  const grouped = format >= 3;
   const groups = header!.keyGroups;
-  if (format === 3 && (typeof groups !== 'number' || groups < 1 || (groups & (groups - 1)) !== 0)) {
+  if (grouped && (typeof groups !== 'number' || groups < 1 || (groups & (groups - 1)) !== 0)) {
     throw corrupt(path, `its header says keyGroups ${JSON.stringify(groups)}, expected a power of two`);
   }
-  const pieces: StateFilePiece[] | null = format === 3 ? [] : null;
+  const pieces: StateFilePiece[] | null = grouped ? [] : null;
   const chunks: StateChunk[] = [];
   const removed: string[] = [];
   let entries = 0;
@@ -196,7 +222,7 @@ export function openStateFile(path: string, expect: Omit<StateFileHeader, 'forma
   for (let i = 1; i < items.length; i++) {
     const item = items[i] as [string, unknown, unknown, unknown];
     const tag = item[0];
-    if (format === 3 && (tag === 'K' || tag === 'R')) {
+    if (grouped && (tag === 'K' || tag === 'R' || (format === 4 && (tag === 'T' || tag === 'X')))) {
       const [, group, count, data] = item;
       if (
         typeof group !== 'number' ||
@@ -206,14 +232,14 @@ export function openStateFile(path: string, expect: Omit<StateFileHeader, 'forma
       ) {
         throw corrupt(path, `a piece of key group ${JSON.stringify(group)} is malformed`);
       }
-      pieces!.push({ group, removal: tag === 'R', count, data, path });
-      if (tag === 'K') entries += count;
+      pieces!.push({ tag, group, removal: tag === 'R', count, data, path });
+      if (tag === 'K' || tag === 'T') entries += count;
       else removals += count;
-    } else if (format !== 3 && tag === 'W') {
+    } else if (!grouped && tag === 'W') {
       const keys = item[1] as string[];
       chunks.push({ keys, values: item[2], perEntry: false });
       entries += keys.length;
-    } else if (format !== 3 && tag === 'w') {
+    } else if (!grouped && tag === 'w') {
       const pairs = item[1] as [string, unknown][];
       const keys = new Array<string>(pairs.length);
       const values = new Array<unknown>(pairs.length);
@@ -223,7 +249,7 @@ export function openStateFile(path: string, expect: Omit<StateFileHeader, 'forma
       }
       chunks.push({ keys, values, perEntry: true });
       entries += keys.length;
-    } else if (format !== 3 && tag === 'r') {
+    } else if (!grouped && tag === 'r') {
       for (const k of item[1] as string[]) removed.push(k);
       removals += (item[1] as string[]).length;
     } else if (tag === 'end') end = item;
@@ -232,9 +258,9 @@ export function openStateFile(path: string, expect: Omit<StateFileHeader, 'forma
   if (end === undefined || end[1] !== entries || end[2] !== removals) {
     throw corrupt(path, `it holds ${entries} entries and ${removals} removals, not what its end says`);
   }
-  const size = format === 3 ? end[3] : null;
-  const keyChars = format === 3 ? end[4] : null;
-  if (format === 3 && (typeof size !== 'number' || typeof keyChars !== 'number')) {
+  const size = grouped ? end[3] : null;
+  const keyChars = grouped ? end[4] : null;
+  if (grouped && (typeof size !== 'number' || typeof keyChars !== 'number')) {
     throw corrupt(path, 'its end does not say how many keys the state holds');
   }
   return {
@@ -249,7 +275,10 @@ export function openStateFile(path: string, expect: Omit<StateFileHeader, 'forma
   };
 }
 
-/** Decodes a format-3 piece: its keys, and its entries' values as one chunk (none for removals). */
+/**
+ * Decodes a piece: its keys, and its entries' values as one chunk (none for removals); a group
+ * table's pieces (`T`, `X`) have no keys and are all values.
+ */
 export function decodeStatePiece(path: string, piece: KeyGroupPiece): { keys: string[]; values: unknown } {
   let decoded: unknown;
   try {
@@ -257,6 +286,7 @@ export function decodeStatePiece(path: string, piece: KeyGroupPiece): { keys: st
   } catch (e) {
     throw corrupt(path, `a piece cannot be decoded (${(e as Error).message})`);
   }
+  if (piece.tag === 'T' || piece.tag === 'X') return { keys: [], values: decoded };
   const keys = (piece.removal ? decoded : (decoded as unknown[])?.[0]) as string[];
   if (!Array.isArray(keys) || keys.length !== piece.count) {
     throw corrupt(path, `a piece holds other than the ${piece.count} keys it says`);
@@ -268,16 +298,66 @@ export function decodeStatePiece(path: string, piece: KeyGroupPiece): { keys: st
 export function readStateFile(path: string, expect: Omit<StateFileHeader, 'format'>): StateFileContent {
   const file = openStateFile(path, expect);
   if (file.pieces === null) {
-    return { header: file.header, chunks: file.chunks, removed: file.removed, entries: file.entries };
+    const { header, chunks, removed, entries } = file;
+    return { header, chunks, removed, entries, evictedUpTo: null };
   }
   const chunks: StateChunk[] = [];
   const removed: string[] = [];
+  let evictedUpTo: number | null = null;
   for (const piece of file.pieces) {
     const { keys, values } = decodeStatePiece(path, piece);
-    if (piece.removal) for (const k of keys) removed.push(k);
+    if (piece.tag === 'X') {
+      if (typeof values !== 'number') throw corrupt(path, 'an eviction piece holds no watermark');
+      evictedUpTo = Math.max(evictedUpTo ?? values, values);
+    } else if (piece.tag === 'T') {
+      // As an InMemoryStateStore of groups would hold them: composite keys, groupCodec's chunk.
+      let rows: TableRows;
+      try {
+        rows = tableRows(values, piece.count);
+      } catch (e) {
+        throw corrupt(path, (e as Error).message);
+      }
+      const chunkKeys = rows.keyColumn.map((v, i) => compositeKey(rows.starts[i]!, v));
+      chunks.push({
+        keys: chunkKeys,
+        values: [[rows.keyColumn], rows.starts, rows.ends, rows.stateColumns],
+        perEntry: false,
+      });
+    } else if (piece.removal) for (const k of keys) removed.push(k);
     else chunks.push({ keys, values, perEntry: false });
   }
-  return { header: file.header, chunks, removed, entries: file.entries };
+  return { header: file.header, chunks, removed, entries: file.entries, evictedUpTo };
+}
+
+/**
+ * The keys a chain of state files holds, replayed as a restore does: file by file, a group table's
+ * eviction and the removals, then the entries (the CLI's inspect, the checkpoint benchmark).
+ */
+export class StateKeyReplay {
+  /** Each key with its window's end when the file says (an aggregation's groups). */
+  private readonly keys = new Map<string, number | undefined>();
+
+  apply(content: StateFileContent): void {
+    const evicted = content.evictedUpTo;
+    if (evicted !== null) {
+      for (const [k, end] of this.keys) if (end !== undefined && end <= evicted) this.keys.delete(k);
+    }
+    for (const k of content.removed) this.keys.delete(k);
+    for (const chunk of content.chunks) {
+      const ends = windowEnds(chunk.values, chunk.keys.length);
+      for (let i = 0; i < chunk.keys.length; i++) this.keys.set(chunk.keys[i]!, ends?.[i]);
+    }
+  }
+
+  get size(): number {
+    return this.keys.size;
+  }
+}
+
+/** The window ends of an aggregation's chunk (groupCodec's columns), or undefined for other values. */
+function windowEnds(values: unknown, count: number): number[] | undefined {
+  const ends = Array.isArray(values) && values.length === 4 ? values[2] : undefined;
+  return Array.isArray(ends) && ends.length === count ? (ends as number[]) : undefined;
 }
 
 /** The versions of each kind present in a partition's state directory. */

@@ -1,4 +1,11 @@
-import { KEY_GROUPS, type KeyGroupSource, keyGroupOf } from './key-groups.js';
+import {
+  FNV_START,
+  fnv,
+  KEY_GROUPS,
+  type KeyGroupPiece,
+  type KeyGroupSource,
+  keyGroupOf,
+} from './key-groups.js';
 import type { CheckpointedStore, StateStoreMetrics } from './state-store.js';
 import { TableFreeze } from './table-freeze.js';
 import { compositeKey, TableStaging } from './table-staging.js';
@@ -30,6 +37,9 @@ export class WindowSlab {
   batch: Uint8Array | null = null;
   /** Characters of the composite key before the key's own: `s<start>|`. */
   readonly prefixChars: number;
+  /** FNV-1a over `s<start>|` and `n<start>|`: a key group is hashed on from there. */
+  private readonly stringPrefix: number;
+  private readonly numberPrefix: number;
 
   constructor(
     readonly start: number,
@@ -38,6 +48,16 @@ export class WindowSlab {
   ) {
     this.states = Array.from({ length: aggregates }, () => []);
     this.prefixChars = String(start).length + 2;
+    this.stringPrefix = fnv(FNV_START, `s${start}|`);
+    this.numberPrefix = fnv(FNV_START, `n${start}|`);
+  }
+
+  /** The key group of key `v`'s group in this window: its composite key's, without building it. */
+  keyGroup(v: unknown): number {
+    const mask = KEY_GROUPS - 1;
+    if (typeof v === 'string') return fnv(this.stringPrefix, v) & mask;
+    if (typeof v === 'number') return fnv(this.numberPrefix, String(v)) & mask;
+    return keyGroupOf(compositeKey(this.start, v), KEY_GROUPS);
   }
 
   /** The slot of key id `id`, or −1. */
@@ -172,10 +192,6 @@ export class GroupTable implements CheckpointedStore {
   /** Checkpoints begun, and those being encoded (oldest first). */
   private seq = 0;
   private freezes: TableFreeze[] = [];
-  /** Windows evicted since the last checkpoint began (their groups are the next changelog's removals). */
-  private evicted: WindowSlab[] = [];
-  /** Per key group, restored keys dropped as they loaded since the last checkpoint began. */
-  private dropped: string[][] = perGroup();
 
   private groups = 0;
   private updates = 0;
@@ -219,7 +235,7 @@ export class GroupTable implements CheckpointedStore {
     const id = this.idOf(v);
     const slot = id < 0 ? -1 : slab.find(id);
     if (slot >= 0 || this.loading === null) return slot;
-    const group = keyGroupOf(compositeKey(slab.start, v), KEY_GROUPS);
+    const group = slab.keyGroup(v);
     if (!this.loading.pending[group]) return -1;
     this.loadGroup(this.loading, group);
     return this.find(slab, v);
@@ -303,8 +319,8 @@ export class GroupTable implements CheckpointedStore {
   private release(id: number): void {
     if (--this.refs[id]! !== 0) return;
     this.idle++;
-    // A checkpoint not begun yet may still name it (as a removal): not before it is encoded.
-    this.purgeAfter[id] = this.tracking ? this.seq + 1 : 0;
+    // A checkpoint begun before may still encode a window that held it.
+    this.purgeAfter[id] = this.seq;
   }
 
   private purgeSome(budget: number): void {
@@ -366,7 +382,6 @@ export class GroupTable implements CheckpointedStore {
     this.removals += slab.n;
     slab.dirty = null;
     slab.dirtyList = [];
-    if (this.tracking) this.evicted.push(slab);
   }
 
   /** Live windows, in creation order (everything loaded first). */
@@ -430,13 +445,9 @@ export class GroupTable implements CheckpointedStore {
     this.trackChanges();
     const seq = ++this.seq;
     const totals = { size: this.size, keyChars: this.keyChars };
-    const freeze = new TableFreeze(
-      this,
-      seq,
-      full ? [] : this.evicted,
-      full ? perGroup() : this.dropped,
-      totals,
-    );
+    // A changelog says how far windows were evicted; a snapshot holds exactly what is left.
+    const evicted = full || this.evictedUpTo === Number.NEGATIVE_INFINITY ? null : this.evictedUpTo;
+    const freeze = new TableFreeze(this, seq, evicted, totals);
     for (const slab of this.slabs.values()) {
       if (full) {
         if (slab.n !== 0) freeze.hold(slab, new Uint8Array(slab.n).fill(1), null);
@@ -446,8 +457,6 @@ export class GroupTable implements CheckpointedStore {
       slab.dirty = null;
       slab.dirtyList = [];
     }
-    this.evicted = [];
-    this.dropped = perGroup();
     this.freezes.push(freeze);
     return freeze;
   }
@@ -507,18 +516,13 @@ export class GroupTable implements CheckpointedStore {
     const pieces = l.source.pieces[group]!;
     l.source.pieces[group] = [];
     const staging = new TableStaging(this.aggregates, this.deserializers);
-    for (const piece of pieces) {
-      const { keys, values } = l.source.decode(piece);
-      if (piece.removal) staging.remove(keys);
-      else staging.addChunk(keys, values);
-    }
+    for (const piece of pieces) stage(staging, piece, l.source.decode(piece));
     if (--l.left === 0) this.loading = null;
-    staging.apply((key, v, start, end, states) => {
+    staging.apply((v, start, end, states) => {
       l.unloadedSize--;
-      l.unloadedChars -= key.length;
+      l.unloadedChars -= String(start).length + 2 + keyTextChars(v);
       if (end <= this.evictedUpTo) {
-        // Its window was evicted while the group waited: a removal like any.
-        if (this.tracking) this.dropped[group]!.push(key);
+        // Its window was evicted while the group waited: gone, as the next checkpoint's eviction says.
         this.removals++;
         return;
       }
@@ -553,12 +557,20 @@ export class GroupTable implements CheckpointedStore {
   restored(): void {
     const staging = this.staging;
     this.staging = null;
-    staging?.apply((_key, v, start, end, states) => this.restoreGroup(v, start, end, states));
+    staging?.apply((v, start, end, states) => this.restoreGroup(v, start, end, states));
   }
 }
 
-function perGroup(): string[][] {
-  return Array.from({ length: KEY_GROUPS }, () => []);
+/** Applies a decoded piece of a state file to a restore's staging. */
+function stage(
+  staging: TableStaging,
+  piece: KeyGroupPiece,
+  { keys, values }: { keys: string[]; values: unknown },
+) {
+  if (piece.tag === 'T') staging.addTable(values, piece.count);
+  else if (piece.tag === 'X') staging.evictUpTo(values as number);
+  else if (piece.tag === 'R') staging.remove(keys);
+  else staging.addChunk(keys, values);
 }
 
 /** A restore by key group in progress (see {@link GroupTable.restoreGroups}). */

@@ -6,8 +6,10 @@ import {
   type OpenedStateFile,
   openStateFile,
   packEntriesPiece,
+  packEvictionPiece,
   packRemovalsPiece,
   packStatePiece,
+  packTablePiece,
   restorePlan,
   STATE_CHUNK_ENTRIES,
   STATE_FILE_FORMAT,
@@ -100,7 +102,11 @@ export class StateCheckpointer {
     if (last === undefined) return 0;
     if (files.every(({ file }) => file.pieces !== null && file.header.keyGroups === KEY_GROUPS)) {
       const pieces: StateFilePiece[][] = Array.from({ length: KEY_GROUPS }, () => []);
-      for (const { file } of files) for (const piece of file.pieces!) pieces[piece.group]!.push(piece);
+      for (const { file } of files) {
+        // A file's evictions (every key group's) apply before its entries.
+        for (const piece of file.pieces!) if (piece.tag === 'X') for (const list of pieces) list.push(piece);
+        for (const piece of file.pieces!) if (piece.tag !== 'X') pieces[piece.group]!.push(piece);
+      }
       this.store.restoreGroups(
         {
           groups: KEY_GROUPS,
@@ -127,6 +133,9 @@ export class StateCheckpointer {
       return;
     }
     for (const piece of file.pieces) {
+      if (piece.tag === 'T' || piece.tag === 'X') {
+        throw new Error(`${path} holds a group table, and other files of its chain do not`);
+      }
       const { keys, values } = decodeStatePiece(path, piece);
       if (piece.removal) this.store.loadRemoved(keys);
       else this.store.loadChunk(keys, values, false);
@@ -208,8 +217,12 @@ export class StateCheckpointer {
 
   private pack(job: Job, chunks: readonly EncodedChunk[]): void {
     for (const chunk of chunks) {
-      job.entries += chunk.keys.length;
-      job.chunks.push(...packEntriesPiece(chunk.group, chunk.keys, chunk.values));
+      job.entries += chunk.count;
+      job.chunks.push(
+        ...(chunk.keys === null
+          ? packTablePiece(chunk.group, chunk.count, chunk.values)
+          : packEntriesPiece(chunk.group, chunk.keys, chunk.values)),
+      );
     }
   }
 
@@ -223,13 +236,17 @@ export class StateCheckpointer {
   /** Packs the job's last entries, its removals and its end, and writes its file after the previous. */
   private write(job: Job): void {
     this.pack(job, job.freeze.drain(true));
-    const { removed, totals } = job.freeze;
+    const { removed, totals, evictedUpTo } = job.freeze;
     let removals = 0;
     removed.forEach((keys, group) => {
       if (keys.length === 0) return;
       removals += keys.length;
       job.chunks.push(...packRemovalsPiece(group, keys));
     });
+    if (evictedUpTo !== undefined && evictedUpTo !== null) {
+      removals++;
+      job.chunks.push(...packEvictionPiece(evictedUpTo));
+    }
     job.chunks.push(packStatePiece(['end', job.entries, removals, totals.size, totals.keyChars]));
     if (!this.made) {
       mkdirSync(this.dir, { recursive: true });

@@ -23,7 +23,9 @@ class ArrayChunkEncoder<V> implements StateChunkEncoder<V> {
  */
 export interface EncodedChunk {
   readonly group: number;
-  readonly keys: string[];
+  /** The entries' keys; null for a group table's entries, which keep none (a `T` piece). */
+  readonly keys: string[] | null;
+  readonly count: number;
   readonly values: unknown;
 }
 
@@ -118,7 +120,12 @@ export class StateFreeze<V> implements StateCheckpoint {
   /** Ends the walk's current piece; the next one is of `group`. */
   private cut(group: number): void {
     if (this.keys.length !== 0)
-      this.ready.push({ group: this.group, keys: this.keys, values: this.values!.finish() });
+      this.ready.push({
+        group: this.group,
+        keys: this.keys,
+        count: this.keys.length,
+        values: this.values!.finish(),
+      });
     this.group = group;
     this.keys = [];
     this.values = group < 0 ? null : this.encoder();
@@ -150,7 +157,7 @@ export class StateFreeze<V> implements StateCheckpoint {
     const out = this.ready;
     this.ready = [];
     let taken = 0;
-    for (const c of out) taken += c.keys.length;
+    for (const c of out) taken += c.count;
     while (this.restAt < KEY_GROUPS && taken < maxEntries) taken += this.take(this.restAt++, out);
     return out;
   }
@@ -159,7 +166,7 @@ export class StateFreeze<V> implements StateCheckpoint {
   private take(group: number, out: EncodedChunk[]): number {
     const keys = this.touchedKeys[group];
     if (keys === undefined) return 0;
-    out.push({ group, keys, values: this.touchedValues[group]!.finish() });
+    out.push({ group, keys, count: keys.length, values: this.touchedValues[group]!.finish() });
     this.touchedKeys[group] = undefined;
     this.touchedValues[group] = undefined;
     return keys.length;

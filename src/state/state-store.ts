@@ -63,6 +63,8 @@ export interface StateCheckpoint {
   readonly removed: readonly (readonly string[])[];
   /** Keys held at the epoch's end, and their characters. */
   readonly totals: { readonly size: number; readonly keyChars: number };
+  /** A group table's: the watermark it evicted windows up to, if any (an `X` piece). */
+  readonly evictedUpTo?: number | null;
 }
 
 /**
@@ -387,6 +389,9 @@ export class InMemoryStateStore<V> implements StateStore<V>, CheckpointedStore {
     // No operation reached the group before its load: its map is empty and becomes the one built.
     const entries = this.maps[group]!;
     for (const piece of pieces) {
+      if (piece.tag === 'T' || piece.tag === 'X') {
+        throw new Error('a state file holds a group table, which this operator does not keep');
+      }
       const { keys, values } = l.source.decode(piece);
       if (piece.removal) {
         for (let i = 0; i < keys.length; i++) entries.delete(keys[i]!);

@@ -1,12 +1,11 @@
 /**
  * A checkpoint of a GroupTable being encoded: the slots frozen at the epoch's end, walked window by
- * window in the background, with copy on touch; entries come out as pieces of one key group each,
- * in the format an InMemoryStateStore of groups writes (see GroupTable).
+ * window in the background, with copy on touch; entries come out as `T` pieces of one key group
+ * each, and the windows evicted as one watermark (state-files.ts, format 4).
  */
 import type { GroupTable, WindowSlab } from './group-table.js';
-import { KEY_GROUPS, keyGroupOf, PIECE_ENTRIES } from './key-groups.js';
+import { KEY_GROUPS, PIECE_ENTRIES } from './key-groups.js';
 import type { EncodedChunk, StateCheckpoint } from './state-store.js';
-import { compositeKey } from './table-staging.js';
 
 /** A window's slots a checkpoint holds: flags of those not encoded yet, and the order to walk them. */
 interface Held {
@@ -16,12 +15,12 @@ interface Held {
   readonly list: readonly number[] | null;
 }
 
-/** Groups of one key group encoded and not packed yet, as groupCodec's chunk columns. */
+/** Groups of one key group encoded and not packed yet: a `T` piece's columns (see state-files.ts). */
 class PieceBuilder {
-  readonly keys: string[] = [];
+  count = 0;
   readonly keyColumn: unknown[] = [];
-  readonly starts: number[] = [];
-  readonly ends: number[] = [];
+  /** Runs `[start, end, count, ...]` of consecutive entries of one window. */
+  readonly windows: number[] = [];
   readonly stateColumns: unknown[][];
   constructor(aggregates: number) {
     this.stateColumns = Array.from({ length: aggregates }, () => []);
@@ -29,44 +28,40 @@ class PieceBuilder {
   chunk(group: number): EncodedChunk {
     return {
       group,
-      keys: this.keys,
-      values: [[this.keyColumn], this.starts, this.ends, this.stateColumns],
+      keys: null,
+      count: this.count,
+      values: [this.keyColumn, this.windows, this.stateColumns],
     };
   }
 }
+
+/** No key is removed one by one: an eviction removes whole windows (see {@link TableFreeze.evictedUpTo}). */
+const NO_REMOVALS: readonly (readonly string[])[] = Array.from({ length: KEY_GROUPS }, () => []);
 
 export class TableFreeze implements StateCheckpoint {
   private readonly held: Held[] = [];
   private heldAt = 0;
   private slotAt = 0;
-  /** Evicted windows whose groups become removals, and where their walk is. */
-  private evictedAt = 0;
-  private evictedSlot = 0;
   private done = false;
   private readonly building: (PieceBuilder | undefined)[] = new Array(KEY_GROUPS);
   private ready: EncodedChunk[] = [];
   private full: number[] = [];
   private restAt = 0;
-  /**
-   * Starts of the evicted windows, and the keys of them encoded as entries: a window evicted and
-   * started again within the epoch (a row the late-row filter let through) has its new groups
-   * written, so they are no removals — a file's entries and removals are disjoint.
-   */
-  private readonly evictedStarts: Set<number>;
-  private readonly written = new Set<string>();
+  readonly removed = NO_REMOVALS;
 
   /** @internal Made by {@link GroupTable.beginCheckpoint}. */
   constructor(
     private readonly table: GroupTable,
     /** Checkpoints begun before it and it, counting from the table's creation. */
     readonly seq: number,
-    private readonly evicted: readonly WindowSlab[],
-    /** Per key group, the keys removed since the previous checkpoint began (filled as evicted windows are walked). */
-    readonly removed: string[][],
+    /**
+     * The watermark the table evicted windows up to (null: none yet): the windows of earlier files
+     * that end at or before it are gone. A restore applies it before this file's entries, so a
+     * window evicted and started again within the epoch keeps its new groups.
+     */
+    readonly evictedUpTo: number | null,
     readonly totals: { readonly size: number; readonly keyChars: number },
-  ) {
-    this.evictedStarts = new Set(evicted.map((slab) => slab.start));
-  }
+  ) {}
 
   /** @internal Holds a window's slots flagged in `bits` (walked in `list` order, or all). */
   hold(slab: WindowSlab, bits: Uint8Array, list: readonly number[] | null): void {
@@ -78,7 +73,7 @@ export class TableFreeze implements StateCheckpoint {
     return this.done;
   }
 
-  /** Encodes up to `budget` frozen groups (then the removals); true once all are. */
+  /** Encodes up to `budget` frozen groups; true once all are. */
   encodeSome(budget: number): boolean {
     if (this.done) return true;
     let n = 0;
@@ -97,16 +92,6 @@ export class TableFreeze implements StateCheckpoint {
       this.heldAt++;
       this.slotAt = 0;
     }
-    while (this.evictedAt < this.evicted.length) {
-      const slab = this.evicted[this.evictedAt]!;
-      while (this.evictedSlot < slab.n) {
-        if (n++ === budget) return false;
-        const key = compositeKey(slab.start, this.table.keyValue(slab.keyIds[this.evictedSlot++]!));
-        if (!this.written.has(key)) this.removed[keyGroupOf(key, KEY_GROUPS)]!.push(key);
-      }
-      this.evictedAt++;
-      this.evictedSlot = 0;
-    }
     this.done = true;
     for (const h of this.held) h.slab.marks = h.slab.marks.filter((m) => m.freeze !== this);
     this.table.finished(this);
@@ -117,21 +102,20 @@ export class TableFreeze implements StateCheckpoint {
   encode(slab: WindowSlab, slot: number): void {
     const table = this.table;
     const v = table.keyValue(slab.keyIds[slot]!);
-    const key = compositeKey(slab.start, v);
-    const group = keyGroupOf(key, KEY_GROUPS);
+    const group = slab.keyGroup(v);
     let b = this.building[group];
     if (b === undefined) {
       b = new PieceBuilder(table.aggregates);
       this.building[group] = b;
     }
-    if (this.evictedStarts.size !== 0 && this.evictedStarts.has(slab.start)) this.written.add(key);
-    b.keys.push(key);
+    const w = b.windows;
+    const last = w.length - 3;
+    if (last >= 0 && w[last] === slab.start) w[last + 2]!++;
+    else w.push(slab.start, slab.end, 1);
     b.keyColumn.push(v);
-    b.starts.push(slab.start);
-    b.ends.push(slab.end);
     const out = table.serializers;
     for (let c = 0; c < out.length; c++) b.stateColumns[c]!.push(out[c]!(slab.states[c]![slot]));
-    if (b.keys.length === PIECE_ENTRIES) this.full.push(group);
+    if (++b.count === PIECE_ENTRIES) this.full.push(group);
   }
 
   /** Pieces that reached PIECE_ENTRIES since the last call, or every piece (`all`). */
@@ -149,16 +133,16 @@ export class TableFreeze implements StateCheckpoint {
     const out = this.ready;
     this.ready = [];
     let taken = 0;
-    for (const c of out) taken += c.keys.length;
+    for (const c of out) taken += c.count;
     while (this.restAt < KEY_GROUPS && taken < maxEntries) taken += this.take(this.restAt++, out);
     return out;
   }
 
   private take(group: number, out: EncodedChunk[]): number {
     const b = this.building[group];
-    if (b === undefined || b.keys.length === 0) return 0;
+    if (b === undefined || b.count === 0) return 0;
     out.push(b.chunk(group));
     this.building[group] = undefined;
-    return b.keys.length;
+    return b.count;
   }
 }

@@ -1,12 +1,13 @@
 /**
- * Checkpointed groups of a GroupTable on their way back in: the entries and removals of a restore
- * applied in file order, by composite key, before the surviving groups go into their windows.
+ * Checkpointed groups of a GroupTable on their way back in: the pieces of a restore applied in
+ * file order — entries (last write wins), removals, evictions — before the surviving groups go
+ * into their windows.
  */
 
 /**
  * A group's key in checkpoints: its window start and key value, as an InMemoryStateStore of groups
- * keys it (`s<start>|<string>`, `n<start>|<number>`, JSON for other values), so both write the
- * same files.
+ * keys it (`s<start>|<string>`, `n<start>|<number>`, JSON for other values). Key groups are those
+ * of these keys whoever writes the file.
  */
 export function compositeKey(start: number, v: unknown): string {
   if (typeof v === 'string') return `s${start}|${v}`;
@@ -14,13 +15,55 @@ export function compositeKey(start: number, v: unknown): string {
   return JSON.stringify([start, v ?? null]);
 }
 
-/** Entries of a restore, last write wins, removals forget: see the file comment. */
+/** A group table's piece of entries (`T`), one array per field. */
+export interface TableRows {
+  readonly keyColumn: unknown[];
+  readonly starts: number[];
+  readonly ends: number[];
+  readonly stateColumns: unknown[][];
+}
+
+/**
+ * The entries of a `T` piece, `[keyColumn, windows, stateColumns]` with `windows` as runs
+ * `[start, end, count, ...]`; throws when they are not `count` entries.
+ */
+export function tableRows(data: unknown, count: number): TableRows {
+  const [keyColumn, runs, stateColumns] = data as [unknown[], number[], unknown[][]];
+  if (
+    !Array.isArray(keyColumn) ||
+    keyColumn.length !== count ||
+    !Array.isArray(runs) ||
+    !Array.isArray(stateColumns)
+  ) {
+    throw new Error(`a table piece does not hold the ${count} entries it says`);
+  }
+  const starts = new Array<number>(count);
+  const ends = new Array<number>(count);
+  let at = 0;
+  for (let r = 0; r + 2 < runs.length; r += 3) {
+    for (let n = runs[r + 2]!; n > 0 && at < count; n--, at++) {
+      starts[at] = runs[r]!;
+      ends[at] = runs[r + 1]!;
+    }
+  }
+  if (at !== count || stateColumns.some((c) => !Array.isArray(c) || c.length !== count)) {
+    throw new Error(`a table piece's windows or states do not cover its ${count} entries`);
+  }
+  return { keyColumn, starts, ends, stateColumns };
+}
+
+/** The staged groups of one window, by key: primitives by value, objects by their JSON. */
+interface StagedWindow {
+  readonly end: number;
+  readonly keys: Map<unknown, number>;
+  readonly objects: Map<string, number>;
+}
+
+/** Groups of a restore, staged by window and key: see the file comment. */
 export class TableStaging {
-  /** Composite key → row of the columns below (rows overwritten or removed stay, unreferenced). */
-  private readonly at = new Map<string, number>();
+  private readonly windows = new Map<number, StagedWindow>();
+  /** Rows of the staged groups (rows overwritten or removed stay, unreferenced). */
   private readonly keyValues: unknown[] = [];
-  private readonly starts: number[] = [];
-  private readonly ends: number[] = [];
   private readonly states: unknown[][];
 
   constructor(
@@ -28,6 +71,17 @@ export class TableStaging {
     private readonly deserializers: readonly ((data: unknown) => unknown)[],
   ) {
     this.states = Array.from({ length: aggregates }, () => []);
+  }
+
+  /** A group table's entries (a `T` piece's values). */
+  addTable(data: unknown, count: number): void {
+    const rows = tableRows(data, count);
+    if (rows.stateColumns.length !== this.aggregates) {
+      throw new Error(
+        `a table piece holds ${rows.stateColumns.length} state columns, expected ${this.aggregates}`,
+      );
+    }
+    this.addRows(rows);
   }
 
   /** A chunk of groups as groupCodec packs them: `[[keyColumn], starts, ends, [stateColumn, ...]]`. */
@@ -44,12 +98,7 @@ export class TableStaging {
         `a state chunk of ${keys.length} groups does not hold one key column, their windows and ${this.aggregates} state columns`,
       );
     }
-    const column = keyColumns[0]!;
-    for (let i = 0; i < keys.length; i++) {
-      const row = this.row(keys[i]!, column[i], starts[i]!, ends[i]!);
-      for (let c = 0; c < this.aggregates; c++)
-        this.states[c]![row] = this.deserializers[c]!(stateColumns[c]![i]);
-    }
+    this.addRows({ keyColumn: keyColumns[0]!, starts, ends, stateColumns });
   }
 
   /** Groups encoded one by one (format-1 files): `[[key], start, end, [state, ...]]` each. */
@@ -59,32 +108,59 @@ export class TableStaging {
       if (keyValues?.length !== 1 || states?.length !== this.aggregates) {
         throw new Error(`state entry '${keys[i]}' is not a group of one key and ${this.aggregates} states`);
       }
-      const row = this.row(keys[i]!, keyValues[0], start, end);
+      const row = this.row(start, end, keyValues[0]);
       for (let c = 0; c < this.aggregates; c++) this.states[c]![row] = this.deserializers[c]!(states[c]);
     }
   }
 
-  private row(key: string, v: unknown, start: number, end: number): number {
-    const row = this.starts.length;
-    this.at.set(key, row);
+  private addRows(rows: TableRows): void {
+    const { keyColumn, starts, ends, stateColumns } = rows;
+    for (let i = 0; i < keyColumn.length; i++) {
+      const row = this.row(starts[i]!, ends[i]!, keyColumn[i]);
+      for (let c = 0; c < this.aggregates; c++)
+        this.states[c]![row] = this.deserializers[c]!(stateColumns[c]![i]);
+    }
+  }
+
+  private row(start: number, end: number, v: unknown): number {
+    let w = this.windows.get(start);
+    if (w === undefined) {
+      w = { end, keys: new Map(), objects: new Map() };
+      this.windows.set(start, w);
+    }
+    const row = this.keyValues.length;
     this.keyValues.push(v);
-    this.starts.push(start);
-    this.ends.push(end);
+    if (typeof v === 'object' && v !== null) w.objects.set(JSON.stringify(v), row);
+    else w.keys.set(v === undefined ? null : v, row);
     return row;
   }
 
+  /** Keys removed, by composite key (files written by an InMemoryStateStore of groups). */
   remove(keys: Iterable<string>): void {
-    for (const key of keys) this.at.delete(key);
+    const gone = new Set(keys);
+    if (gone.size === 0) return;
+    for (const [start, w] of this.windows) {
+      for (const [v, row] of w.keys) if (gone.has(compositeKey(start, this.keyValues[row]))) w.keys.delete(v);
+      for (const [v, row] of w.objects)
+        if (gone.has(compositeKey(start, this.keyValues[row]))) w.objects.delete(v);
+    }
+  }
+
+  /** Every window ending at or before `watermark` is gone (an `X` piece). */
+  evictUpTo(watermark: number): void {
+    for (const [start, w] of this.windows) if (w.end <= watermark) this.windows.delete(start);
   }
 
   /** Hands every surviving group over (`states` is reused between calls). */
-  apply(
-    group: (key: string, v: unknown, start: number, end: number, states: readonly unknown[]) => void,
-  ): void {
+  apply(group: (v: unknown, start: number, end: number, states: readonly unknown[]) => void): void {
     const states = new Array<unknown>(this.aggregates);
-    for (const [key, row] of this.at) {
-      for (let c = 0; c < this.aggregates; c++) states[c] = this.states[c]![row];
-      group(key, this.keyValues[row], this.starts[row]!, this.ends[row]!, states);
+    for (const [start, w] of this.windows) {
+      for (const rows of [w.keys, w.objects]) {
+        for (const row of rows.values()) {
+          for (let c = 0; c < this.aggregates; c++) states[c] = this.states[c]![row];
+          group(this.keyValues[row], start, w.end, states);
+        }
+      }
     }
   }
 }

@@ -2,7 +2,10 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import fc from 'fast-check';
 import { countPerCardAndSecond } from '../../native-bench/micro/aggregate-alone.js';
+import { agg } from '../../src/api/aggregates.js';
+import { type Group, groupCodec } from '../../src/operators/aggregate-codec.js';
 import { StateCheckpointer } from '../../src/state/state-checkpointer.js';
+import { InMemoryStateStore } from '../../src/state/state-store.js';
 import { tempDirs } from '../fixtures/temp-dirs.js';
 
 const tempDir = tempDirs('millrace-aggregate-restore');
@@ -66,7 +69,7 @@ async function checkpointed(mode: 'update' | 'append', before: readonly Event[])
   return dir;
 }
 
-function restored(mode: 'update' | 'append', dir: string, lazy: boolean, watermark: number) {
+function restored(mode: 'update' | 'append', dir: string, lazy: boolean, watermark: number, version = 1) {
   const a = operator(mode);
   const cp = new StateCheckpointer(a.op.store, dir, 0, 0, 10, {
     durable: () => {},
@@ -74,7 +77,7 @@ function restored(mode: 'update' | 'append', dir: string, lazy: boolean, waterma
       throw e;
     },
   });
-  cp.restore(1, lazy ? a.op.restoreEntry : null);
+  cp.restore(version, lazy ? a.op.restoreEntry : null);
   a.op.restored();
   // The task hands the restored watermark over before the first row.
   a.watermark(watermark);
@@ -134,5 +137,62 @@ describe('aggregation state restored lazily (real-time mode)', () => {
     await cp.settle();
     assert.equal(a.op.stateCounters().numRowsTotal, 0);
     assert.equal(a.op.stateCounters().numRowsRemoved, 2000);
+  });
+});
+
+describe('aggregation state written by an older version (composite keys, format 3)', () => {
+  it('restores into the group table, alone and under the changelogs the table writes after it', async () => {
+    const dir = tempDir();
+    const hooks = (durable: number[]) => ({
+      durable: (e: number) => durable.push(e),
+      failed: (e: unknown) => {
+        throw e;
+      },
+    });
+    // What an InMemoryStateStore of groups wrote: entries, then removals, by composite key.
+    const old = new InMemoryStateStore<Group>(64, groupCodec([agg.count().aggregator]));
+    const oldCp = new StateCheckpointer(old, dir, 0, 0, 10, hooks([]));
+    for (const start of [1000, 2000]) {
+      for (let card = 0; card < 40; card++) {
+        old.put(`s${start}|card-${card}`, {
+          keys: [`card-${card}`],
+          start,
+          end: start + 1000,
+          states: [card + 1],
+        });
+      }
+    }
+    oldCp.epochEnded(0);
+    for (let card = 0; card < 10; card++) old.remove(`s1000|card-${card}`);
+    old.put('s2000|card-3', { keys: ['card-3'], start: 2000, end: 3000, states: [99] });
+    oldCp.epochEnded(1);
+    await oldCp.settle();
+    const expected = Object.fromEntries([...old.entries()].sort(([x], [y]) => (x < y ? -1 : 1)));
+
+    // The table restores version 2, counts on, evicts a window, and writes version 3 (T and X pieces).
+    const a = operator('update');
+    const cp = new StateCheckpointer(a.op.store, dir, 0, 0, 10, hooks([]));
+    cp.restore(2, null);
+    a.op.restored();
+    assert.deepEqual(contentOf(a), expected);
+    a.row(3, 2500);
+    a.row(77, 3100);
+    a.watermark(2000);
+    cp.epochEnded(2);
+    await cp.settle();
+    const now = contentOf(a);
+    assert.deepEqual(
+      Object.keys(now).sort(),
+      [...Object.keys(expected).filter((k) => k.startsWith('s2000|')), 's3000|card-77'].sort(),
+    );
+    assert.deepEqual(now['s2000|card-3']?.states, [100]);
+
+    // The chain of both versions' files restores to it, eagerly or a key group at a time.
+    for (const lazy of [false, true]) {
+      const b = restored('update', dir, lazy, 2000, 3);
+      b.a.op.table!.loadAll();
+      assert.deepEqual(contentOf(b.a), now);
+      await b.cp.settle();
+    }
   });
 });

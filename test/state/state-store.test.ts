@@ -22,7 +22,7 @@ function storeWith(entries: Record<string, number>): InMemoryStateStore<Counter>
 function drain(freeze: StateFreeze<Counter>): [string, unknown][] {
   return freeze.drain(true).flatMap((chunk) => {
     const values = chunk.values as unknown[];
-    return chunk.keys.map((k, i): [string, unknown] => [k, values[i]]);
+    return chunk.keys!.map((k, i): [string, unknown] => [k, values[i]]);
   });
 }
 

@@ -2,7 +2,12 @@ import { randomUUID } from 'node:crypto';
 import { readdir, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { readStateFile, restorePlan, type StateFileKind } from '../../checkpoint/state-files.js';
+import {
+  readStateFile,
+  restorePlan,
+  type StateFileKind,
+  StateKeyReplay,
+} from '../../checkpoint/state-files.js';
 import { ErrorCode, MillraceError } from '../../errors.js';
 import type { StreamingQueryProgress } from '../../metrics/progress.js';
 import { startQuery } from '../../runtime/driver/start-query.js';
@@ -243,14 +248,14 @@ function snapshotVersions(files: readonly RestoreFile[]): number[] {
 /** Replays the files' keys as the restore does (removed, then written, file by file). */
 async function countKeys(files: readonly RestoreFile[]): Promise<number | null> {
   let total = 0;
-  let keys = new Set<string>();
+  let keys = new StateKeyReplay();
   let partition = '';
   try {
     for (const f of files) {
       const id = `${f.operator}/${f.partition}`;
       if (id !== partition) {
         total += keys.size;
-        keys = new Set();
+        keys = new StateKeyReplay();
         partition = id;
       }
       const content = readStateFile(f.path, {
@@ -259,8 +264,7 @@ async function countKeys(files: readonly RestoreFile[]): Promise<number | null> 
         operatorId: f.operator,
         partition: f.partition,
       });
-      for (const k of content.removed) keys.delete(k);
-      for (const chunk of content.chunks) for (const k of chunk.keys) keys.add(k);
+      keys.apply(content);
       // Let the event loop breathe between files (each is up to ≈ 0.5 M entries).
       await sleep(0);
     }
