@@ -16,6 +16,9 @@ Usage:
   millrace checkpoint verify <dir> [--json]
   millrace --version
 
+Every command takes --gc single|parallel: V8's single-threaded GC, or its default with helper
+threads (default: single for the small-state benchmarks, parallel otherwise; see docs/architecture.md).
+
 Exit codes: 0 done, 1 query failed (checkpoint: a problem found), 2 bad usage or bad job.
 `;
 

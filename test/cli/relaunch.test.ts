@@ -5,6 +5,7 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { after, describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { processExists } from '../../src/checkpoint/lock.js';
+import { gcMode } from '../../src/cli/relaunch.js';
 
 const BIN = fileURLToPath(new URL('../../../bin/millrace.js', import.meta.url));
 const JOB = fileURLToPath(new URL('../fixtures/jobs/generator.js', import.meta.url));
@@ -32,8 +33,8 @@ function childrenOf(pid: number): number[] {
 
 /** Starts `millrace run` of a generator job and resolves once it printed its first progress line. */
 async function running(): Promise<{ parent: ChildProcess; query: number; out: () => string }> {
-  const { MILLRACE_GC_THREADS: _, ...env } = process.env;
-  const parent = spawn(process.execPath, [BIN, 'run', JOB, '--progress', 'json'], {
+  const { MILLRACE_GC: _, ...env } = process.env;
+  const parent = spawn(process.execPath, [BIN, 'run', JOB, '--gc', 'single', '--progress', 'json'], {
     stdio: ['ignore', 'pipe', 'pipe'],
     env,
   });
@@ -68,7 +69,28 @@ async function gone(pid: number): Promise<boolean> {
   return false;
 }
 
-describe('the CLI runs itself with single-threaded GC', () => {
+describe('the GC the CLI runs with', () => {
+  it('is single-threaded for the small-state benchmarks and V8 default otherwise, unless --gc or MILLRACE_GC says', () => {
+    assert.deepEqual(gcMode(['bench', 'windowed-count', '--rate', '1k'], {}), {
+      mode: 'single',
+      args: ['bench', 'windowed-count', '--rate', '1k'],
+    });
+    assert.equal(gcMode(['bench', 'fraud'], {}).mode, 'parallel');
+    assert.equal(gcMode(['run', 'job.js'], {}).mode, 'parallel');
+    assert.deepEqual(gcMode(['run', 'job.js', '--gc', 'single'], {}), {
+      mode: 'single',
+      args: ['run', 'job.js'],
+    });
+    assert.deepEqual(gcMode(['--gc=parallel', 'bench', 'stateless'], {}), {
+      mode: 'parallel',
+      args: ['bench', 'stateless'],
+    });
+    assert.equal(gcMode(['demo'], { MILLRACE_GC: 'single' }).mode, 'single');
+    assert.throws(() => gcMode(['demo', '--gc', 'fast'], {}), /--gc takes single or parallel, not "fast"/);
+  });
+});
+
+describe('with --gc single the CLI runs itself again with single-threaded GC', () => {
   it('in a node of its own, which stops gracefully when the CLI is asked to (SIGTERM)', async () => {
     const { parent, query, out } = await running();
     assert.match(readFileSync(`/proc/${query}/cmdline`, 'utf8'), /--single-threaded-gc/);

@@ -5,7 +5,6 @@ import { existsSync, mkdirSync, mkdtempSync, readdirSync, renameSync, rmSync, wr
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { GC_FLAG } from '../../src/cli/relaunch.js';
 import { readFilesSinkOutput } from '../../src/index.js';
 import type { Event } from '../fixtures/jobs/crash.js';
 
@@ -201,7 +200,7 @@ export async function crashTest(options: CrashTestOptions): Promise<CrashTestRes
 }
 
 /**
- * Runs `node --single-threaded-gc <args>` (one process, as the CLI runs itself) and kills it with SIGKILL: half the runs at a random
+ * Runs `node <args>` in a child process and kills it with SIGKILL: half the runs at a random
  * moment in `[0, maxRunMs)` after their start (starting, recovering, running), the other half
  * soon after they committed an epoch of their own, so that every kill point of a running query is
  * reached. `duringRun` runs once the run is up (after that commit). A run that ends before its
@@ -217,7 +216,7 @@ export async function runAndKill(
     duringRun?: () => Promise<void>;
   },
 ): Promise<{ error?: string; when: string }> {
-  const child = spawn(process.execPath, [GC_FLAG, ...args], { stdio: ['ignore', 'ignore', 'pipe'] });
+  const child = spawn(process.execPath, args, { stdio: ['ignore', 'ignore', 'pipe'] });
   o.children.add(child);
   let stderr = '';
   child.stderr!.on('data', (d: Buffer) => {
@@ -249,7 +248,7 @@ export async function runAndKill(
 }
 
 /**
- * Runs `node --single-threaded-gc <args>` to its end (killed after `timeoutMs`); an exit status other than 0 is an
+ * Runs `node <args>` to its end (killed after `timeoutMs`); an exit status other than 0 is an
  * error. With `until`, the run is asked to stop (SIGTERM: a graceful stop) once `until` resolves.
  */
 export async function runToEnd(
@@ -258,7 +257,7 @@ export async function runToEnd(
   children: Set<ChildProcess>,
   until?: () => Promise<void>,
 ): Promise<{ exit: number | string; error?: string }> {
-  const child = spawn(process.execPath, [GC_FLAG, ...args], { stdio: ['ignore', 'ignore', 'pipe'] });
+  const child = spawn(process.execPath, args, { stdio: ['ignore', 'ignore', 'pipe'] });
   children.add(child);
   let stderr = '';
   child.stderr!.on('data', (d: Buffer) => {

@@ -1,4 +1,5 @@
 import os from 'node:os';
+import { singleThreadedGc } from '../relaunch.js';
 
 /** The machine a benchmark ran on, printed with every result (BENCH.md). */
 export interface MachineInfo {
@@ -9,6 +10,8 @@ export interface MachineInfo {
   platform: string;
   arch: string;
   totalMemoryGiB: number;
+  /** How the process collects garbage (`--gc`, see src/cli/relaunch.ts). */
+  gc: 'single-threaded' | 'V8 default';
 }
 
 export function machineInfo(): MachineInfo {
@@ -19,11 +22,12 @@ export function machineInfo(): MachineInfo {
     platform: os.platform(),
     arch: os.arch(),
     totalMemoryGiB: Math.round((os.totalmem() / 2 ** 30) * 10) / 10,
+    gc: singleThreadedGc() ? 'single-threaded' : 'V8 default',
   };
 }
 
 export function describeMachine(m: MachineInfo): string {
-  return `nproc ${m.nproc}, ${m.cpuModel}, ${m.totalMemoryGiB} GiB, Node ${m.node}, ${m.platform} ${m.arch}`;
+  return `nproc ${m.nproc}, ${m.cpuModel}, ${m.totalMemoryGiB} GiB, Node ${m.node}, ${m.platform} ${m.arch}, GC ${m.gc}`;
 }
 
 /**
