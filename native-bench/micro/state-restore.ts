@@ -135,7 +135,7 @@ function restoreHere(): void {
   const cp = new StateCheckpointer(op.store, dir, 0, 0, MIN_DELTAS, { durable: () => {}, failed: () => {} });
   const cpu0 = process.cpuUsage();
   const t0 = performance.now();
-  cp.restore(version, lazy ? op.restoreEntry : null);
+  cp.restore(version, lazy);
   const t1 = performance.now();
   op.restored();
   const t2 = performance.now();

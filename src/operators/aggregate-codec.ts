@@ -9,6 +9,16 @@ export interface Group {
   states: unknown[];
 }
 
+/** Per aggregator, a state as checkpoint data: its `serialize`, or a deep copy (states may be updated in place). */
+export function stateSerializers(aggregators: readonly Aggregator[]): ((state: unknown) => unknown)[] {
+  return aggregators.map((a) => a.serialize?.bind(a) ?? ((s: unknown) => structuredClone(s)));
+}
+
+/** Per aggregator, checkpoint data back as a state: its `deserialize`, or the data as it is. */
+export function stateDeserializers(aggregators: readonly Aggregator[]): ((data: unknown) => unknown)[] {
+  return aggregators.map((a) => a.deserialize?.bind(a) ?? ((d: unknown) => d));
+}
+
 /**
  * A group as checkpoint data: `[keys, start, end, states]`, each state through its aggregator's
  * `serialize` (a deep copy when it has none: states may be updated in place). A chunk of them is
@@ -16,8 +26,8 @@ export interface Group {
  * few arrays per chunk instead of four per group, then builds each group once.
  */
 export function groupCodec(aggregators: readonly Aggregator[]): StateCodec<Group> {
-  const out = aggregators.map((a) => a.serialize?.bind(a) ?? ((s: unknown) => structuredClone(s)));
-  const back = aggregators.map((a) => a.deserialize?.bind(a) ?? ((d: unknown) => d));
+  const out = stateSerializers(aggregators);
+  const back = stateDeserializers(aggregators);
   const decodeStates = (states: unknown[]) => states.map((s, i) => back[i]!(s));
   return {
     encode: (g) => [g.keys, g.start, g.end, g.states.map((s, i) => out[i]!(s))],

@@ -7,7 +7,7 @@ import { compositeKey, GroupTable, type WindowSlab } from '../state/group-table.
 import { type CheckpointedStore, InMemoryStateStore } from '../state/state-store.js';
 import { TimeIndex } from '../state/time-index.js';
 import { toEventTime } from '../util/event-time.js';
-import { type Group, groupCodec } from './aggregate-codec.js';
+import { type Group, groupCodec, stateDeserializers, stateSerializers } from './aggregate-codec.js';
 import type { OperatorContext, RowSink, StatefulOperator, StateOperatorCounters } from './contract.js';
 
 /**
@@ -68,7 +68,7 @@ export class AggregateOperator implements StatefulOperator {
    * loaded when a row needs its key group, or dropped if the watermark evicted its window
    * meanwhile (update mode; append mode loads everything before it closes a window).
    */
-  readonly restoreEntry: ((key: string, value: unknown) => boolean) | null;
+  readonly restoresLazily: boolean;
 
   constructor(
     private readonly op: PlannedOperator<'aggregate'>,
@@ -93,13 +93,12 @@ export class AggregateOperator implements StatefulOperator {
     if (node.keys.length === 1 && node.window?.kind !== 'session') {
       this.table = new GroupTable(
         this.aggregators.length,
-        this.aggregators.map((a) => a.serialize?.bind(a) ?? ((s: unknown) => structuredClone(s))),
-        this.aggregators.map((a) => a.deserialize?.bind(a) ?? ((d: unknown) => d)),
+        stateSerializers(this.aggregators),
+        stateDeserializers(this.aggregators),
       );
       this.groups = null;
       this.store = this.table;
-      // The table drops the groups of evicted windows itself.
-      this.restoreEntry = () => true;
+      this.restoresLazily = true;
     } else {
       this.table = null;
       this.groups = new InMemoryStateStore<Group>(
@@ -107,8 +106,8 @@ export class AggregateOperator implements StatefulOperator {
         groupCodec(this.aggregators),
       );
       this.store = this.groups;
-      this.restoreEntry =
-        node.window?.kind === 'session' ? null : (key, value) => this.restoredGroup(key, value as Group);
+      this.restoresLazily = node.window?.kind !== 'session';
+      this.groups.keepRestored((key, g) => this.restoredGroup(key, g));
     }
   }
 
@@ -405,7 +404,7 @@ export class AggregateOperator implements StatefulOperator {
     this.ends.addAll(ends, keys);
   }
 
-  /** A group a lazy restore loaded (see {@link restoreEntry}): kept under its end, or dropped if evicted. */
+  /** A group a lazy restore loaded (see {@link restoresLazily}): kept under its end, or dropped if evicted. */
   private restoredGroup(key: string, g: Group): boolean {
     if (this.window !== undefined) {
       // Only update mode evicts by the removal queue, and so advances evictedUpTo.

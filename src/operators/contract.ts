@@ -73,15 +73,13 @@ export interface StatefulOperator extends RowSink {
   /**
    * Set when the operator can take its state lazily (real-time mode): the restore returns before
    * any entry is loaded and the store loads a key group when one of its keys is first used, the
-   * rest in the background (InMemoryStateStore.restoreGroups). The operator hears each entry as
-   * its group loads, keeps it (true) or drops it (false), and must not use the store meanwhile.
-   * Unset: every entry is loaded before {@link restored}. A store that drops entries by a rule of
-   * its own (GroupTable) takes the function only as the request to restore lazily.
+   * rest in the background (InMemoryStateStore.restoreGroups). Unset: every entry is loaded before
+   * {@link restored}.
    */
-  readonly restoreEntry?: ((key: string, value: unknown) => boolean) | null;
+  readonly restoresLazily?: boolean;
   /**
-   * The store was restored from a checkpoint: rebuild what the operator derives from it (from the
-   * entries {@link restoreEntry} heard, when the store is still loading).
+   * The store was restored from a checkpoint: rebuild what the operator derives from it (or hear
+   * its entries as they load, when it restores lazily).
    */
   restored(): void;
   /** The task starts, its state restored (or not: a first run); changes are tracked from here. */

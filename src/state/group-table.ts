@@ -2,6 +2,7 @@ import {
   FNV_START,
   fnv,
   KEY_GROUPS,
+  KeyGroupLoad,
   type KeyGroupPiece,
   type KeyGroupSource,
   keyGroupOf,
@@ -197,7 +198,7 @@ export class GroupTable implements CheckpointedStore {
   private updates = 0;
   private removals = 0;
 
-  private loading: TableLoad | null = null;
+  private loading: KeyGroupLoad | null = null;
   /** A restore of files without key groups, applied when the operator starts (see restored). */
   private staging: TableStaging | null = null;
 
@@ -236,7 +237,7 @@ export class GroupTable implements CheckpointedStore {
     const slot = id < 0 ? -1 : slab.find(id);
     if (slot >= 0 || this.loading === null) return slot;
     const group = slab.keyGroup(v);
-    if (!this.loading.pending[group]) return -1;
+    if (!this.loading.isPending(group)) return -1;
     this.loadGroup(this.loading, group);
     return this.find(slab, v);
   }
@@ -470,23 +471,12 @@ export class GroupTable implements CheckpointedStore {
 
   /**
    * Restores a chain of state files written by key group, into an empty table: every key group
-   * now, or — when `lazy` is given (any value: the table drops the groups of windows evicted
-   * meanwhile itself) — a key group when a row first looks for one of its keys, the rest by
-   * {@link loadSome}.
+   * now, or `lazy`ly — a key group when a row first looks for one of its keys, the rest by
+   * {@link loadSome}; the groups of windows evicted meanwhile are dropped as they load.
    */
-  restoreGroups(source: KeyGroupSource, lazy: unknown): void {
-    if (source.groups !== KEY_GROUPS || this.size !== 0) {
-      throw new Error(`a restore by key group needs an empty table and files of ${KEY_GROUPS} key groups`);
-    }
-    this.loading = {
-      source,
-      pending: source.pieces.map(() => true),
-      left: source.groups,
-      next: 0,
-      unloadedSize: source.size,
-      unloadedChars: source.keyChars,
-    };
-    if (lazy === null || lazy === undefined) this.loadAll();
+  restoreGroups(source: KeyGroupSource, lazy: boolean): void {
+    this.loading = new KeyGroupLoad(source, this.size === 0);
+    if (!lazy) this.loadAll();
   }
 
   get restoring(): boolean {
@@ -502,22 +492,15 @@ export class GroupTable implements CheckpointedStore {
   }
 
   loadSome(groups: number): boolean {
-    for (let n = 0; n < groups; n++) {
-      const l = this.loading;
-      if (l === null) return true;
-      while (!l.pending[l.next]) l.next++;
-      this.loadGroup(l, l.next);
-    }
-    return this.loading === null;
+    const l = this.loading;
+    return l === null || l.loadSome(groups, (group) => this.loadGroup(l, group));
   }
 
-  private loadGroup(l: TableLoad, group: number): void {
-    l.pending[group] = false;
-    const pieces = l.source.pieces[group]!;
-    l.source.pieces[group] = [];
+  private loadGroup(l: KeyGroupLoad, group: number): void {
+    const pieces = l.take(group);
+    if (l.left === 0) this.loading = null;
     const staging = new TableStaging(this.aggregates, this.deserializers);
     for (const piece of pieces) stage(staging, piece, l.source.decode(piece));
-    if (--l.left === 0) this.loading = null;
     staging.apply((v, start, end, states) => {
       l.unloadedSize--;
       l.unloadedChars -= String(start).length + 2 + keyTextChars(v);
@@ -571,14 +554,4 @@ function stage(
   else if (piece.tag === 'X') staging.evictUpTo(values as number);
   else if (piece.tag === 'R') staging.remove(keys);
   else staging.addChunk(keys, values);
-}
-
-/** A restore by key group in progress (see {@link GroupTable.restoreGroups}). */
-interface TableLoad {
-  readonly source: KeyGroupSource;
-  readonly pending: boolean[];
-  left: number;
-  next: number;
-  unloadedSize: number;
-  unloadedChars: number;
 }

@@ -61,3 +61,54 @@ export interface KeyGroupSource {
    */
   decode(piece: KeyGroupPiece): { keys: string[]; values: unknown };
 }
+
+/**
+ * A restore by key group in progress (InMemoryStateStore, GroupTable): which groups are not loaded
+ * yet, and the keys they hold at the restored version. A store loads a group when one of its keys
+ * is needed ({@link take}), and the others a few at a time ({@link loadSome}).
+ */
+export class KeyGroupLoad {
+  private readonly pending: boolean[];
+  private next = 0;
+  /** Groups not loaded yet. */
+  left: number;
+  /** Keys (and their characters) of the groups not loaded yet; the store takes off what it loads. */
+  unloadedSize: number;
+  unloadedChars: number;
+
+  /** Starts restoring `source` into a store; `empty`: the store holds nothing (it must). */
+  constructor(
+    readonly source: KeyGroupSource,
+    empty: boolean,
+  ) {
+    if (source.groups !== KEY_GROUPS || !empty) {
+      throw new Error(`a restore by key group needs an empty store and files of ${KEY_GROUPS} key groups`);
+    }
+    this.pending = source.pieces.map(() => true);
+    this.left = source.groups;
+    this.unloadedSize = source.size;
+    this.unloadedChars = source.keyChars;
+  }
+
+  isPending(group: number): boolean {
+    return this.pending[group] === true;
+  }
+
+  /** Marks `group` loaded and hands over its pieces, oldest file first. */
+  take(group: number): KeyGroupPiece[] {
+    this.pending[group] = false;
+    this.left--;
+    const pieces = this.source.pieces[group]!;
+    this.source.pieces[group] = [];
+    return pieces;
+  }
+
+  /** Has `load` load up to `groups` of the groups left, in order; true once none is left. */
+  loadSome(groups: number, load: (group: number) => void): boolean {
+    for (let n = 0; n < groups && this.left > 0; n++) {
+      while (!this.pending[this.next]) this.next++;
+      load(this.next);
+    }
+    return this.left === 0;
+  }
+}

@@ -81,13 +81,12 @@ export class StateCheckpointer {
 
   /**
    * Restores the state as of `version` (the newest snapshot at or below it, then the changelogs
-   * after it). Every file is read and checked now. With `onEntry` (see
-   * {@link InMemoryStateStore.restoreGroups}) the entries of files written by key group are loaded
-   * lazily, a key group when a row needs it and the rest in the background, a group per turn of
-   * the event loop; otherwise, and for files of older formats, all at once. Returns how many files
-   * were read.
+   * after it). Every file is read and checked now. `lazy` (see
+   * {@link InMemoryStateStore.restoreGroups}): the entries of files written by key group are loaded
+   * a key group when a row needs it and the rest in the background, a group per turn of the event
+   * loop; otherwise, and for files of older formats, all at once. Returns how many files were read.
    */
-  restore(version: number, onEntry: ((key: string, value: unknown) => boolean) | null = null): number {
+  restore(version: number, lazy = false): number {
     const plan = restorePlan(this.dir, version);
     const files = plan.map((f) => ({
       path: f.path,
@@ -115,9 +114,9 @@ export class StateCheckpointer {
           keyChars: last.keyChars!,
           decode: (piece) => decodeStatePiece((piece as StateFilePiece).path, piece),
         },
-        onEntry,
+        lazy,
       );
-      if (onEntry !== null) this.scheduleLoading();
+      if (lazy) this.scheduleLoading();
     } else {
       for (const { path, file } of files) this.loadWhole(path, file);
     }

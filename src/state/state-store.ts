@@ -1,4 +1,4 @@
-import { KEY_GROUPS, type KeyGroupSource, keyGroupOf } from './key-groups.js';
+import { KEY_GROUPS, KeyGroupLoad, type KeyGroupSource, keyGroupOf } from './key-groups.js';
 import { type EncodedChunk, StateFreeze } from './state-freeze.js';
 
 export type { EncodedChunk };
@@ -39,8 +39,8 @@ export interface CheckpointedStore {
   trackChanges(): void;
   /** Freezes what the next checkpoint holds (every key, or the changes) and encodes it a slice at a time. */
   beginCheckpoint(full: boolean): StateCheckpoint;
-  /** Restores files written by key group; lazily when `onEntry` is given (see InMemoryStateStore.restoreGroups). */
-  restoreGroups(source: KeyGroupSource, onEntry: ((key: string, value: unknown) => boolean) | null): void;
+  /** Restores files written by key group: every group now, or `lazy`ly (see InMemoryStateStore.restoreGroups). */
+  restoreGroups(source: KeyGroupSource, lazy: boolean): void;
   /** Restores a chunk of a file without key groups (formats 1 and 2). */
   loadChunk(keys: readonly string[], values: unknown, perEntry: boolean): void;
   /** Restores removals of a file without key groups. */
@@ -147,7 +147,10 @@ export class InMemoryStateStore<V> implements StateStore<V>, CheckpointedStore {
   private queued: string[][] = [];
   private queuedAt = 0;
   /** A restore by key group with groups still to load (see {@link restoreGroups}), or null. */
-  private loading: GroupLoad<V> | null = null;
+  private loading: KeyGroupLoad | null = null;
+  /** Hears each entry a lazy restore loads (see {@link keepRestored}); a method: V stays covariant. */
+  private restoreFilter: { keep(key: string, value: V): boolean } | null = null;
+  private lazy = false;
 
   /**
    * @param bytesPerValue an estimate of one value's size, for memoryUsedBytes.
@@ -175,7 +178,7 @@ export class InMemoryStateStore<V> implements StateStore<V>, CheckpointedStore {
       this.lastKey = key;
       this.lastGroup = group;
     }
-    if (this.loading?.pending[group]) this.loadGroup(this.loading, group);
+    if (this.loading?.isPending(group)) this.loadGroup(this.loading, group);
     if (this.freezes.length !== 0) this.detach(key, group);
     return group;
   }
@@ -326,33 +329,30 @@ export class InMemoryStateStore<V> implements StateStore<V>, CheckpointedStore {
   // --- restores ---------------------------------------------------------------------------------
 
   /**
+   * Has a lazy restore hear every restored entry as its group loads: `keep` keeps it (true) or
+   * drops it (false: a removal, recorded in the next changelog, e.g. a window evicted while its
+   * group waited). It must not use the store.
+   */
+  keepRestored(keep: (key: string, value: V) => boolean): void {
+    this.restoreFilter = { keep };
+  }
+
+  /**
    * Restores the state of a chain of state files by key group (files of {@link KEY_GROUPS}
    * groups, into an empty store). Each key group's map is rebuilt apart, from its pieces of every
    * file applied in order: a group's map holds a few thousand keys where the state holds a
    * million, and nothing is copied afterwards.
    *
-   * Without `onEntry` every group is loaded now. With it the restore is lazy: a group is loaded
-   * when a key of it is first read, written or removed, when {@link loadSome} loads it in the
-   * background, or when something needs every key ({@link entries}, a snapshot); `size` and the
-   * metrics count the groups not loaded yet from the files' totals. `onEntry` hears every restored
-   * entry as its group loads, and keeps it (true) or drops it (false: a removal, recorded in the
-   * next changelog, e.g. a window evicted while its group waited). It must not use the store.
+   * Not `lazy`: every group is loaded now. `lazy`: a group is loaded when a key of it is first
+   * read, written or removed, when {@link loadSome} loads it in the background, or when something
+   * needs every key ({@link entries}, a snapshot); `size` and the metrics count the groups not
+   * loaded yet from the files' totals, and {@link keepRestored} hears each entry as it loads.
    */
-  restoreGroups(source: KeyGroupSource, onEntry: ((key: string, value: V) => boolean) | null): void {
-    if (source.groups !== KEY_GROUPS || this.size !== 0) {
-      throw new Error(`a restore by key group needs an empty store and files of ${KEY_GROUPS} key groups`);
-    }
+  restoreGroups(source: KeyGroupSource, lazy: boolean): void {
     this.flushRemovals();
-    this.loading = {
-      source,
-      pending: source.pieces.map(() => true),
-      left: source.groups,
-      next: 0,
-      unloadedSize: source.size,
-      unloadedChars: source.keyChars,
-      filter: onEntry === null ? null : { keep: onEntry },
-    };
-    if (onEntry === null) this.loadAll();
+    this.loading = new KeyGroupLoad(source, this.size === 0);
+    this.lazy = lazy;
+    if (!lazy) this.loadAll();
   }
 
   /** Whether a lazy restore has key groups left to load. */
@@ -372,19 +372,13 @@ export class InMemoryStateStore<V> implements StateStore<V>, CheckpointedStore {
 
   /** Loads up to `groups` of the key groups a lazy restore has left; true when none is left. */
   loadSome(groups: number): boolean {
-    for (let n = 0; n < groups; n++) {
-      const l = this.loading;
-      if (l === null) return true;
-      while (!l.pending[l.next]) l.next++;
-      this.loadGroup(l, l.next);
-    }
-    return this.loading === null;
+    const l = this.loading;
+    return l === null || l.loadSome(groups, (group) => this.loadGroup(l, group));
   }
 
-  private loadGroup(l: GroupLoad<V>, group: number): void {
-    l.pending[group] = false;
-    const pieces = l.source.pieces[group]!;
-    l.source.pieces[group] = [];
+  private loadGroup(l: KeyGroupLoad, group: number): void {
+    const pieces = l.take(group);
+    if (l.left === 0) this.loading = null;
     const codec = this.codec;
     // No operation reached the group before its load: its map is empty and becomes the one built.
     const entries = this.maps[group]!;
@@ -409,8 +403,7 @@ export class InMemoryStateStore<V> implements StateStore<V>, CheckpointedStore {
     for (const key of entries.keys()) chars += key.length;
     l.unloadedSize -= entries.size;
     l.unloadedChars -= chars;
-    if (--l.left === 0) this.loading = null;
-    const filter = l.filter;
+    const filter = this.lazy ? this.restoreFilter : null;
     if (filter !== null) {
       for (const [key, value] of entries) {
         if (filter.keep(key, value)) continue;
@@ -462,19 +455,4 @@ function perGroup<T>(make: () => T): T[] {
 /** Every entry of the key groups' maps, group by group. */
 function* allEntries<V>(maps: readonly Map<string, V>[]): IterableIterator<[string, V]> {
   for (const map of maps) yield* map.entries();
-}
-
-/** A restore by key group in progress (see {@link InMemoryStateStore.restoreGroups}). */
-interface GroupLoad<V> {
-  readonly source: KeyGroupSource;
-  /** Per key group: not loaded yet. */
-  readonly pending: boolean[];
-  left: number;
-  /** Where {@link InMemoryStateStore.loadSome} looks for the next group to load. */
-  next: number;
-  /** Keys (and their characters) of the groups not loaded yet, at the restored version. */
-  unloadedSize: number;
-  unloadedChars: number;
-  /** Hears each restored entry and keeps it or drops it (a method: the store stays covariant in V). */
-  readonly filter: { keep(key: string, value: V): boolean } | null;
 }

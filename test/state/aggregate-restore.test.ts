@@ -77,7 +77,7 @@ function restored(mode: 'update' | 'append', dir: string, lazy: boolean, waterma
       throw e;
     },
   });
-  cp.restore(version, lazy ? a.op.restoreEntry : null);
+  cp.restore(version, lazy);
   a.op.restored();
   // The task hands the restored watermark over before the first row.
   a.watermark(watermark);
@@ -172,7 +172,7 @@ describe('aggregation state written by an older version (composite keys, format 
     // The table restores version 2, counts on, evicts a window, and writes version 3 (T and X pieces).
     const a = operator('update');
     const cp = new StateCheckpointer(a.op.store, dir, 0, 0, 10, hooks([]));
-    cp.restore(2, null);
+    cp.restore(2);
     a.op.restored();
     assert.deepEqual(contentOf(a), expected);
     a.row(3, 2500);

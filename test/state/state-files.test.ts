@@ -170,7 +170,8 @@ describe('state files', () => {
         if (drop) for (const [key, g] of [...eager.entries()]) if (!keep(key, g)) eager.remove(key);
         const durable: number[] = [];
         const lazyCp = checkpointer(lazy, dir, durable);
-        lazyCp.restore(version, keep);
+        lazy.keepRestored(keep);
+        lazyCp.restore(version, true);
         assert.equal(lazy.restoring, true);
         // No await until the ops are done: the background loading does not run meanwhile.
         for (const o of ops) {
@@ -202,7 +203,8 @@ describe('state files', () => {
         lazyCp.epochEnded(version);
         await lazyCp.settle();
         const again = new InMemoryStateStore<Group>(64, codec);
-        checkpointer(again, dir).restore(version + 1, keep);
+        again.keepRestored(keep);
+        checkpointer(again, dir).restore(version + 1, true);
         assert.deepEqual(contentOf(again), contentOf(eager));
         assert.deepEqual(contentOf(lazy), contentOf(eager));
         assert.deepEqual(lazy.metrics(), eager.metrics());

@@ -84,7 +84,7 @@ export function openStateCheckpointer(
   );
   if (spec.restoreVersion > 0) {
     // Real-time mode: an operator that can takes its state lazily, a key group when a row needs it.
-    checkpointer.restore(spec.restoreVersion, host.microBatch ? null : (stateful.restoreEntry ?? null));
+    checkpointer.restore(spec.restoreVersion, !host.microBatch && stateful.restoresLazily === true);
     stateful.restored();
   }
   return checkpointer;
