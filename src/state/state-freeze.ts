@@ -3,6 +3,7 @@
  * time, and copy on touch (see the store's class comment for the rules it keeps).
  */
 import { KEY_GROUPS, PIECE_ENTRIES } from './key-groups.js';
+import { PieceBuffers } from './piece-buffers.js';
 import type { InMemoryStateStore, StateCheckpoint, StateChunkEncoder, StateCodec } from './state-store.js';
 
 /** A chunk as the array of values encoded one by one: the default. */
@@ -14,6 +15,18 @@ class ArrayChunkEncoder<V> implements StateChunkEncoder<V> {
   }
   finish(): unknown {
     return this.values;
+  }
+}
+
+/** Entries of one key group encoded on touch, out of walk order. */
+class TouchedPiece<V> {
+  readonly keys: string[] = [];
+  constructor(readonly values: StateChunkEncoder<V>) {}
+  get count(): number {
+    return this.keys.length;
+  }
+  chunk(group: number): EncodedChunk {
+    return { group, keys: this.keys, count: this.keys.length, values: this.values.finish() };
   }
 }
 
@@ -39,15 +52,8 @@ export class StateFreeze<V> implements StateCheckpoint {
   private group = -1;
   private keys: string[] = [];
   private values: StateChunkEncoder<V> | null = null;
-  /** Pieces the walk finished. */
-  private ready: EncodedChunk[] = [];
-  /** Entries encoded on touch, out of walk order: per key group, not drained yet. */
-  private readonly touchedKeys: (string[] | undefined)[] = new Array(KEY_GROUPS);
-  private readonly touchedValues: (StateChunkEncoder<V> | undefined)[] = new Array(KEY_GROUPS);
-  /** Key groups whose touched entries reached PIECE_ENTRIES. */
-  private full: number[] = [];
-  /** Where {@link drainSome} goes on. */
-  private restAt = 0;
+  /** Pieces the walk finished, and entries encoded on touch (out of walk order), not drained yet. */
+  private readonly pieces = new PieceBuffers(() => new TouchedPiece(this.encoder()));
   /** The walk: the key group walked and its map's iterator. */
   private mapAt = 0;
   private it: IterableIterator<[string, V]> | null = null;
@@ -120,7 +126,7 @@ export class StateFreeze<V> implements StateCheckpoint {
   /** Ends the walk's current piece; the next one is of `group`. */
   private cut(group: number): void {
     if (this.keys.length !== 0)
-      this.ready.push({
+      this.pieces.push({
         group: this.group,
         keys: this.keys,
         count: this.keys.length,
@@ -138,15 +144,7 @@ export class StateFreeze<V> implements StateCheckpoint {
    */
   drain(all = false): EncodedChunk[] {
     if (all && !this.done) this.cut(this.group);
-    const out = this.ready;
-    this.ready = [];
-    if (all) {
-      for (let g = 0; g < KEY_GROUPS; g++) this.take(g, out);
-    } else {
-      for (const g of this.full) this.take(g, out);
-    }
-    this.full = [];
-    return out;
+    return this.pieces.drain(all);
   }
 
   /**
@@ -154,35 +152,15 @@ export class StateFreeze<V> implements StateCheckpoint {
    * (so packing it is sliced too); none once all is drained.
    */
   drainSome(maxEntries: number): EncodedChunk[] {
-    const out = this.ready;
-    this.ready = [];
-    let taken = 0;
-    for (const c of out) taken += c.count;
-    while (this.restAt < KEY_GROUPS && taken < maxEntries) taken += this.take(this.restAt++, out);
-    return out;
-  }
-
-  /** Moves a key group's touched entries to `out` as a piece; returns how many. */
-  private take(group: number, out: EncodedChunk[]): number {
-    const keys = this.touchedKeys[group];
-    if (keys === undefined) return 0;
-    out.push({ group, keys, count: keys.length, values: this.touchedValues[group]!.finish() });
-    this.touchedKeys[group] = undefined;
-    this.touchedValues[group] = undefined;
-    return keys.length;
+    return this.pieces.drainSome(maxEntries);
   }
 
   /** Encodes an entry touched out of walk order into its key group's touched piece. */
   private add(key: string, value: V, group: number): void {
-    let keys = this.touchedKeys[group];
-    if (keys === undefined) {
-      keys = [];
-      this.touchedKeys[group] = keys;
-      this.touchedValues[group] = this.encoder();
-    }
-    keys.push(key);
-    this.touchedValues[group]!.add(value);
-    if (keys.length === PIECE_ENTRIES) this.full.push(group);
+    const piece = this.pieces.of(group);
+    piece.keys.push(key);
+    piece.values.add(value);
+    this.pieces.added(group, piece);
   }
 
   /** @internal Copy on touch: `key` (of key group `group`) is about to change (see the store's class comment). */

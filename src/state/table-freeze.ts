@@ -4,7 +4,8 @@
  * each, and the windows evicted as one watermark (state-files.ts, format 4).
  */
 import type { GroupTable, WindowSlab } from './group-table.js';
-import { KEY_GROUPS, PIECE_ENTRIES } from './key-groups.js';
+import { KEY_GROUPS } from './key-groups.js';
+import { PieceBuffers } from './piece-buffers.js';
 import type { EncodedChunk, StateCheckpoint } from './state-store.js';
 
 /** A window's slots a checkpoint holds: flags of those not encoded yet, and the order to walk them. */
@@ -43,10 +44,7 @@ export class TableFreeze implements StateCheckpoint {
   private heldAt = 0;
   private slotAt = 0;
   private done = false;
-  private readonly building: (PieceBuilder | undefined)[] = new Array(KEY_GROUPS);
-  private ready: EncodedChunk[] = [];
-  private full: number[] = [];
-  private restAt = 0;
+  private readonly pieces: PieceBuffers<PieceBuilder>;
   readonly removed = NO_REMOVALS;
 
   /** @internal Made by {@link GroupTable.beginCheckpoint}. */
@@ -61,7 +59,9 @@ export class TableFreeze implements StateCheckpoint {
      */
     readonly evictedUpTo: number | null,
     readonly totals: { readonly size: number; readonly keyChars: number },
-  ) {}
+  ) {
+    this.pieces = new PieceBuffers(() => new PieceBuilder(table.aggregates));
+  }
 
   /** @internal Holds a window's slots flagged in `bits` (walked in `list` order, or all). */
   hold(slab: WindowSlab, bits: Uint8Array, list: readonly number[] | null): void {
@@ -103,11 +103,7 @@ export class TableFreeze implements StateCheckpoint {
     const table = this.table;
     const v = table.keyValue(slab.keyIds[slot]!);
     const group = slab.keyGroup(v);
-    let b = this.building[group];
-    if (b === undefined) {
-      b = new PieceBuilder(table.aggregates);
-      this.building[group] = b;
-    }
+    const b = this.pieces.of(group);
     const w = b.windows;
     const last = w.length - 3;
     if (last >= 0 && w[last] === slab.start) w[last + 2]!++;
@@ -115,34 +111,17 @@ export class TableFreeze implements StateCheckpoint {
     b.keyColumn.push(v);
     const out = table.serializers;
     for (let c = 0; c < out.length; c++) b.stateColumns[c]!.push(out[c]!(slab.states[c]![slot]));
-    if (++b.count === PIECE_ENTRIES) this.full.push(group);
+    b.count++;
+    this.pieces.added(group, b);
   }
 
   /** Pieces that reached PIECE_ENTRIES since the last call, or every piece (`all`). */
   drain(all = false): EncodedChunk[] {
-    const out = this.ready;
-    this.ready = [];
-    if (all) for (let g = 0; g < KEY_GROUPS; g++) this.take(g, out);
-    else for (const g of this.full) this.take(g, out);
-    this.full = [];
-    return out;
+    return this.pieces.drain(all);
   }
 
   /** Once every group is encoded: the rest, about `maxEntries` entries' worth per call. */
   drainSome(maxEntries: number): EncodedChunk[] {
-    const out = this.ready;
-    this.ready = [];
-    let taken = 0;
-    for (const c of out) taken += c.count;
-    while (this.restAt < KEY_GROUPS && taken < maxEntries) taken += this.take(this.restAt++, out);
-    return out;
-  }
-
-  private take(group: number, out: EncodedChunk[]): number {
-    const b = this.building[group];
-    if (b === undefined || b.count === 0) return 0;
-    out.push(b.chunk(group));
-    this.building[group] = undefined;
-    return b.count;
+    return this.pieces.drainSome(maxEntries);
   }
 }
