@@ -1,5 +1,6 @@
 import type { Aggregator } from '../api/aggregates.js';
 import type { StateCodec } from '../state/state-store.js';
+import { compositeKey } from '../state/table-staging.js';
 
 /** One group's state: its key values, its window, and one accumulator state per aggregate. */
 export interface Group {
@@ -7,6 +8,20 @@ export interface Group {
   start: number;
   end: number;
   states: unknown[];
+}
+
+/**
+ * A group's key in the groups store: its window start and key values (the group table's composite
+ * key for one column, see compositeKey; JSON for several).
+ */
+export function groupStoreKey(keys: readonly unknown[], start: number): string {
+  if (keys.length === 1) return compositeKey(start, keys[0]);
+  return JSON.stringify([start, ...keys.map((k) => k ?? null)]);
+}
+
+/** Store key of a session: its group (keyed with start 0) and its start. */
+export function sessionKey(group: string, start: number): string {
+  return `${group}@${start}`;
 }
 
 /** Per aggregator, a state as checkpoint data: its `serialize`, or a deep copy (states may be updated in place). */

@@ -3,11 +3,20 @@ import type { OutputMode } from '../api/output-mode.js';
 import { isMicroBatch } from '../api/trigger.js';
 import { type AnyWindow, type SessionWindow, windowStarts } from '../api/window.js';
 import { type AnalyzedPlan, eventTimeWatermarks, type PlannedOperator } from '../plan/analyze.js';
-import { compositeKey, GroupTable, type WindowSlab } from '../state/group-table.js';
+import { GroupTable } from '../state/group-table.js';
 import { type CheckpointedStore, InMemoryStateStore } from '../state/state-store.js';
 import { TimeIndex } from '../state/time-index.js';
+import type { WindowSlab } from '../state/window-slab.js';
 import { toEventTime } from '../util/event-time.js';
-import { type Group, groupCodec, stateDeserializers, stateSerializers } from './aggregate-codec.js';
+import {
+  type Group,
+  groupCodec,
+  groupStoreKey,
+  sessionKey,
+  stateDeserializers,
+  stateSerializers,
+} from './aggregate-codec.js';
+import { ResultRows } from './aggregate-rows.js';
 import type { OperatorContext, RowSink, StatefulOperator, StateOperatorCounters } from './contract.js';
 
 /**
@@ -43,7 +52,7 @@ export class AggregateOperator implements StatefulOperator {
   private readonly groups: InMemoryStateStore<Group> | null;
   private readonly keyColumns: string[];
   private readonly window: AnyWindow | undefined;
-  private readonly names: string[];
+  private readonly rows: ResultRows;
   private readonly aggregators: Aggregator[];
   private readonly columns: (string | undefined)[];
   private readonly mode: OutputMode;
@@ -79,10 +88,15 @@ export class AggregateOperator implements StatefulOperator {
     const node = op.node;
     this.keyColumns = [...node.keys];
     this.window = node.window;
-    this.names = node.aggregates.map((a) => a.name);
     this.aggregators = node.aggregates.map((a) => a.spec.aggregator);
     this.columns = node.aggregates.map((a) => a.spec.column);
     this.mode = plan.definition.outputMode;
+    this.rows = new ResultRows(
+      this.keyColumns,
+      node.window !== undefined,
+      node.aggregates.map((a) => a.name),
+      this.aggregators,
+    );
     // Complete mode keeps every group: the watermark neither drops rows nor evicts state there.
     this.watermarked =
       this.mode !== 'complete' &&
@@ -161,7 +175,10 @@ export class AggregateOperator implements StatefulOperator {
     // A window evicted by a watermark above the one that filters late rows (none in real time):
     // its groups may still wait for removal.
     if (end <= this.evictedUpTo) store.flushRemovals();
-    const key = this.groupKey(row, start);
+    const key = groupStoreKey(
+      this.keyColumns.map((c) => row?.[c]),
+      start,
+    );
     let g = store.get(key);
     const isNew = g === undefined;
     if (g === undefined) g = this.newGroup(row, start, end);
@@ -199,7 +216,7 @@ export class AggregateOperator implements StatefulOperator {
         this.changedSlots.push(slot);
       }
     } else if (this.mode === 'update') {
-      this.next.push(this.slotRow(slab, slot));
+      this.next.push(this.rows.ofSlot(this.table!, slab, slot));
     }
   }
 
@@ -219,7 +236,10 @@ export class AggregateOperator implements StatefulOperator {
    * into it (Spark: sessions closer than the gap are one session).
    */
   private session(row: Record<string, unknown>, t: number, w: SessionWindow): void {
-    const groupKey = this.groupKey(row, 0);
+    const groupKey = groupStoreKey(
+      this.keyColumns.map((c) => row?.[c]),
+      0,
+    );
     const open = this.sessions.get(groupKey) ?? [];
     let start = t;
     let end = t + w.gapMs;
@@ -254,8 +274,8 @@ export class AggregateOperator implements StatefulOperator {
     }
     if (!this.fold(g.states, row)) return;
     const store = this.groups!;
-    for (const s of merged) store.remove(this.sessionKey(groupKey, s.start));
-    const key = this.sessionKey(groupKey, start);
+    for (const s of merged) store.remove(sessionKey(groupKey, s.start));
+    const key = sessionKey(groupKey, start);
     store.put(key, g);
     this.ends.add(end, key);
     kept.push(g);
@@ -302,7 +322,7 @@ export class AggregateOperator implements StatefulOperator {
 
   private changedGroup(key: string, g: Group): void {
     if (this.changed !== null) this.changed.add(key);
-    else if (this.mode === 'update') this.next.push(this.resultRow(g));
+    else if (this.mode === 'update') this.next.push(this.rows.ofGroup(g));
   }
 
   onWatermark(watermark: number): void {
@@ -316,7 +336,7 @@ export class AggregateOperator implements StatefulOperator {
         const slabs = this.changedSlabs;
         const slots = this.changedSlots;
         for (let i = 0; i < slabs.length; i++) {
-          this.next.push(this.slotRow(slabs[i]!, slots[i]!));
+          this.next.push(this.rows.ofSlot(this.table!, slabs[i]!, slots[i]!));
           slabs[i]!.batch![slots[i]!] = 0;
         }
         slabs.length = 0;
@@ -324,15 +344,15 @@ export class AggregateOperator implements StatefulOperator {
       } else {
         for (const key of this.changed!) {
           const g = this.groups!.get(key);
-          if (g !== undefined) this.next.push(this.resultRow(g));
+          if (g !== undefined) this.next.push(this.rows.ofGroup(g));
         }
       }
     } else if (this.mode === 'complete') {
       if (table !== null) {
         for (const slab of table.windows())
-          for (let s = 0; s < slab.n; s++) this.next.push(this.slotRow(slab, s));
+          for (let s = 0; s < slab.n; s++) this.next.push(this.rows.ofSlot(this.table!, slab, s));
       } else {
-        for (const [, g] of this.groups!.entries()) this.next.push(this.resultRow(g));
+        for (const [, g] of this.groups!.entries()) this.next.push(this.rows.ofGroup(g));
       }
     }
     this.changed!.clear();
@@ -369,14 +389,14 @@ export class AggregateOperator implements StatefulOperator {
       const g = store.get(key);
       // A session that grew since it was indexed falls due later, under its new end.
       if (g === undefined || g.end !== end) return;
-      if (this.mode === 'append') this.next.push(this.resultRow(g));
+      if (this.mode === 'append') this.next.push(this.rows.ofGroup(g));
       store.remove(key);
       if (this.window?.kind === 'session') this.forgetSession(g);
     });
   }
 
   private readonly emitSlot = (slab: WindowSlab, slot: number): void =>
-    this.next.push(this.slotRow(slab, slot));
+    this.next.push(this.rows.ofSlot(this.table!, slab, slot));
 
   restored(): void {
     if (this.table !== null) {
@@ -394,7 +414,7 @@ export class AggregateOperator implements StatefulOperator {
       ends[i] = g.end;
       keys[i++] = key;
       if (this.window.kind === 'session') {
-        const groupKey = this.groupKeyOf(g.keys, 0);
+        const groupKey = groupStoreKey(g.keys, 0);
         const open = this.sessions.get(groupKey);
         if (open === undefined) this.sessions.set(groupKey, [g]);
         else open.push(g);
@@ -415,7 +435,7 @@ export class AggregateOperator implements StatefulOperator {
   }
 
   private forgetSession(g: Group): void {
-    const groupKey = this.groupKeyOf(g.keys, 0);
+    const groupKey = groupStoreKey(g.keys, 0);
     const open = this.sessions.get(groupKey);
     if (open === undefined) return;
     const left = open.filter((s) => s !== g);
@@ -434,42 +454,5 @@ export class AggregateOperator implements StatefulOperator {
       numRowsDroppedByWatermark: this.dropped,
       memoryUsedBytes: m.memoryUsedBytes,
     };
-  }
-
-  /** {@link resultRow} of a table slot. */
-  private slotRow(slab: WindowSlab, slot: number): Record<string, unknown> {
-    const out: Record<string, unknown> = {};
-    out[this.keyColumns[0]!] = this.table!.keyValue(slab.keyIds[slot]!);
-    if (this.window !== undefined) out.window = { start: slab.start, end: slab.end };
-    for (let i = 0; i < this.names.length; i++)
-      out[this.names[i]!] = this.aggregators[i]!.result(slab.states[i]![slot]);
-    return out;
-  }
-
-  /** Output row: grouping columns by name, the window, then the aggregates by name. */
-  private resultRow(g: Group): Record<string, unknown> {
-    const out: Record<string, unknown> = {};
-    for (let i = 0; i < this.keyColumns.length; i++) out[this.keyColumns[i]!] = g.keys[i];
-    if (this.window !== undefined) out.window = { start: g.start, end: g.end };
-    for (let i = 0; i < this.names.length; i++)
-      out[this.names[i]!] = this.aggregators[i]!.result(g.states[i]);
-    return out;
-  }
-
-  private groupKey(row: Record<string, unknown>, start: number): string {
-    const cols = this.keyColumns;
-    if (cols.length === 1) return compositeKey(start, row?.[cols[0]!]);
-    return JSON.stringify([start, ...cols.map((c) => row?.[c] ?? null)]);
-  }
-
-  /** The same string as groupKey, from a group's key values. */
-  private groupKeyOf(keys: unknown[], start: number): string {
-    if (keys.length === 1) return compositeKey(start, keys[0]);
-    return JSON.stringify([start, ...keys.map((k) => k ?? null)]);
-  }
-
-  /** Store key of a session: its group (encoded with start 0) and its start. */
-  private sessionKey(groupKey: string, start: number): string {
-    return `${groupKey}@${start}`;
   }
 }

@@ -3,10 +3,11 @@
  * window in the background, with copy on touch; entries come out as `T` pieces of one key group
  * each, and the windows evicted as one watermark (state-files.ts, format 4).
  */
-import type { GroupTable, WindowSlab } from './group-table.js';
+import type { GroupTable } from './group-table.js';
 import { KEY_GROUPS } from './key-groups.js';
 import { PieceBuffers } from './piece-buffers.js';
 import type { EncodedChunk, StateCheckpoint } from './state-store.js';
+import type { WindowSlab } from './window-slab.js';
 
 /** A window's slots a checkpoint holds: flags of those not encoded yet, and the order to walk them. */
 interface Held {
