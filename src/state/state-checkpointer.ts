@@ -45,12 +45,29 @@ interface Job {
 const MAX_JOBS = 4;
 
 /**
+ * Entries a slice run in the host's idle time encodes (≈ 0.3 ms): a row that arrives during one
+ * waits at most that long.
+ */
+const IDLE_SLICE_ENTRIES = 256;
+
+/**
+ * Jobs waiting from which slices also run between busy steps, taking time from the rows: the
+ * checkpoint has fallen two epochs behind because the task has too little idle time.
+ */
+const CATCH_UP_JOBS = 3;
+
+/**
  * Writes one stateful task's state to the checkpoint, off the record path. At the end of each
  * epoch the task calls {@link epochEnded}: the store freezes what changed (every
- * `minDeltasForSnapshot`-th version, everything) and a background job — one slice per turn of the
- * worker's event loop, between the host's steps — encodes and packs it, then writes
- * `<version>.changelog` or `.snapshot` atomically and reports the epoch durable. Rows keep flowing
- * the whole time; a key the operator touches before the job reaches it is encoded first.
+ * `minDeltasForSnapshot`-th version, everything) and a background job encodes and packs it, then
+ * writes `<version>.changelog` or `.snapshot` atomically and reports the epoch durable. Rows keep
+ * flowing the whole time; a key the operator touches before the job reaches it is encoded first.
+ *
+ * The job runs in the worker's idle time: the host calls {@link idleSlice} whenever a pass over
+ * its tasks found no row to process, and each slice is short, so rows wait for a checkpoint at most
+ * one slice. Only when the task has too little idle time, and jobs pile up behind the oldest, do
+ * slices also run at every turn of the event loop (between the host's busy steps), longer the
+ * further behind; at MAX_JOBS the oldest is finished at once.
  *
  * A job may outlive its epoch (a snapshot of 1 M keys takes seconds): the next epochs' jobs queue
  * behind it, each frozen at its own epoch's end, and are encoded and written in order once it is
@@ -175,35 +192,53 @@ export class StateCheckpointer {
       entries: 0,
       encoded: false,
     });
-    this.schedule();
+    if (this.jobs.length >= CATCH_UP_JOBS) this.schedule();
   }
 
+  /** Checkpoints frozen and not yet fully encoded (their files not begun). */
+  get waiting(): number {
+    return this.jobs.length;
+  }
+
+  /**
+   * The host has nothing else to do: runs one short slice of the oldest job. Returns false when no
+   * job is left (nothing was done).
+   */
+  idleSlice(): boolean {
+    if (this.jobs.length === 0) return false;
+    this.runSlice(IDLE_SLICE_ENTRIES);
+    return true;
+  }
+
+  /** Catch-up slices, one per turn of the event loop while jobs wait (see the class comment). */
   private schedule(): void {
     if (this.scheduled) return;
     this.scheduled = true;
     setImmediate(() => {
       this.scheduled = false;
-      if (this.jobs.length === 0) return;
-      try {
-        this.encodeSlice();
-        if (this.jobs.length > 0) this.schedule();
-      } catch (e) {
-        this.jobs.length = 0;
-        this.hooks.failed(e);
-      }
+      const behind = this.jobs.length - CATCH_UP_JOBS + 1;
+      if (behind <= 0) return;
+      this.runSlice(STATE_CHUNK_ENTRIES * behind);
+      this.schedule();
     });
   }
 
+  private runSlice(budget: number): void {
+    try {
+      this.encodeSlice(budget);
+    } catch (e) {
+      this.jobs.length = 0;
+      this.hooks.failed(e);
+    }
+  }
+
   /**
-   * Encodes and packs one slice of the oldest job, and packs what the touches encoded for the
-   * others (so no job holds many encoded entries unpacked); once every key of the oldest is
-   * encoded, packs the rest of its key groups a slice at a time, then writes it. A slice grows
-   * with the jobs waiting, so a checkpoint that fell behind catches up in longer slices rather
-   * than in one stop at MAX_JOBS.
+   * Encodes and packs up to `budget` entries of the oldest job, and packs what the touches encoded
+   * for the others (so no job holds many encoded entries unpacked); once every key of the oldest is
+   * encoded, packs the rest of its key groups a slice at a time, then writes it.
    */
-  private encodeSlice(): void {
+  private encodeSlice(budget: number): void {
     const job = this.jobs[0]!;
-    const budget = STATE_CHUNK_ENTRIES * this.jobs.length;
     if (!job.encoded) {
       job.encoded = job.freeze.encodeSome(budget);
       for (const j of this.jobs) this.pack(j, j.freeze.drain());

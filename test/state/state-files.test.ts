@@ -38,10 +38,17 @@ function contentOf(store: InMemoryStateStore<Group>): Record<string, Group> {
   return Object.fromEntries([...store.entries()].sort(([a], [b]) => (a < b ? -1 : 1)));
 }
 
-/** Runs the checkpointer's epoch end and waits until its file is durable (slices run meanwhile). */
+/**
+ * Runs the checkpointer's epoch end and waits until its file is durable, running the slices an idle
+ * host would run meanwhile.
+ */
 async function endEpoch(cp: StateCheckpointer, durable: number[], epoch: number): Promise<void> {
   cp.epochEnded(epoch);
-  while (!durable.includes(epoch)) await new Promise((r) => setImmediate(r));
+  for (let turns = 0; !durable.includes(epoch); turns++) {
+    assert.ok(turns < 100_000, `epoch ${epoch} never became durable`);
+    cp.idleSlice();
+    await new Promise((r) => setImmediate(r));
+  }
 }
 
 function checkpointer(
@@ -268,5 +275,44 @@ describe('state files', () => {
       () => readStateFile(path, { kind: 'changelog', version: 1, operatorId: 7, partition: 1 }),
       (e: Error) => e.message.includes(path) && e.message.includes('format 9'),
     );
+  });
+
+  it("a checkpoint is encoded in the host's idle time, and in the event loop's turns only while two more epochs wait behind it", async () => {
+    const dir = tempDir();
+    const store = new InMemoryStateStore<Group>(64, codec);
+    const durable: number[] = [];
+    const cp = checkpointer(store, dir, durable);
+    const turns = async (n: number) => {
+      for (let i = 0; i < n; i++) await new Promise((r) => setImmediate(r));
+    };
+    const untilDurable = async (epoch: number, idle: boolean) => {
+      for (let turn = 0; !durable.includes(epoch); turn++) {
+        assert.ok(turn < 100_000, `epoch ${epoch} never became durable (durable: ${durable})`);
+        if (idle) cp.idleSlice();
+        await turns(1);
+      }
+    };
+    for (let card = 0; card < 3000; card++) store.put(`s0|card-${card}`, group(card, 0, 1));
+    // Version 3 (minDeltasForSnapshot 3) is a snapshot of the 3 000 groups.
+    cp.epochEnded(2);
+    await turns(50);
+    assert.equal(cp.waiting, 1, 'no idle time given: nothing is encoded');
+    cp.epochEnded(3);
+    await turns(50);
+    assert.equal(cp.waiting, 2, 'one epoch behind: still waiting for idle time');
+    cp.epochEnded(4);
+    await turns(50);
+    assert.equal(cp.waiting, 2, 'two epochs behind: the turns caught up with the oldest');
+    await untilDurable(2, false);
+    await untilDurable(4, true);
+    assert.deepEqual(durable, [2, 3, 4], 'in order');
+    store.put('s0|card-1', group(1, 0, 5));
+    cp.epochEnded(5);
+    await turns(50);
+    assert.equal(cp.waiting, 1);
+    await untilDurable(5, true);
+    assert.equal(cp.idleSlice(), false, 'nothing left for idle time');
+    await cp.settle();
+    assert.deepEqual(contentOf(restore(dir, 6)), contentOf(store));
   });
 });

@@ -117,6 +117,8 @@ export class Host implements HostContext {
         this.result.publish();
         return;
       }
+      // Time no row needed goes to checkpoints being written (see StateCheckpointer).
+      if (!progressed) progressed = this.idleWork();
       const now = performance.now();
       if (progressed) {
         idleSince = 0;
@@ -159,6 +161,21 @@ export class Host implements HostContext {
     if (!Number.isNaN(this.startTime) || Atomics.load(this.control, STARTED_SLOT) === 0) return;
     this.startTime = new Float64Array(this.spec.control)[START_TIME_F64]!;
     for (const t of this.tasks) t.start(this.startTime);
+  }
+
+  /** One slice of background work of the first task that has some; false when none has. */
+  private idleWork(): boolean {
+    const tasks = this.tasks;
+    for (let i = 0; i < tasks.length; i++) {
+      const t = tasks[i]!;
+      this.current = t;
+      if (t.idleWork()) {
+        this.current = undefined;
+        return true;
+      }
+    }
+    this.current = undefined;
+    return false;
   }
 
   private anyReady(): boolean {

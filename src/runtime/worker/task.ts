@@ -234,6 +234,11 @@ export class Task implements OperatorContext, SinkTask {
     return work > 0;
   }
 
+  /** Runs a slice of work that waits for idle time (a checkpoint being written); false if none. */
+  idleWork(): boolean {
+    return this.checkpointer?.idleSlice() === true;
+  }
+
   /** Could step() make progress now? Called by the host before it parks. */
   ready(): boolean {
     if (this.finished) return false;
