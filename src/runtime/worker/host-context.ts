@@ -43,4 +43,10 @@ export interface HostContext {
   ensureStarted(): void;
   /** Processing time for scheduling: the manual clock's value, or precise wall time. */
   scheduleNow(): number;
+  /**
+   * Processing time as of the host loop's current pass: the manual clock's value, or the system
+   * clock as read once at the start of the pass. The row path reads this, not the clock: a clock
+   * read costs about as much as handing a row to the next operator.
+   */
+  passNow(): number;
 }

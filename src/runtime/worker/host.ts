@@ -1,4 +1,3 @@
-import { performance } from 'node:perf_hooks';
 import type { BadRecordPolicy, LateRowPolicy } from '../../api/query-options.js';
 import type { ErrorLocation } from '../../errors.js';
 import { LatencyRecorder } from '../../metrics/latency.js';
@@ -47,6 +46,8 @@ export class Host implements HostContext {
   readonly tasks: Task[];
   private readonly control: Int32Array;
   private current: Task | undefined;
+  /** System clock time at the start of the host loop's current pass (see passNow). */
+  private passTime = 0;
 
   constructor(
     private readonly spec: HostSpec,
@@ -77,15 +78,23 @@ export class Host implements HostContext {
     return this.clock.manual ? this.clock.now() : this.precise.now();
   }
 
+  passNow(): number {
+    return this.clock.manual ? this.clock.now() : this.passTime;
+  }
+
   /** Runs until every task has ended or the driver aborts. */
   async run(): Promise<void> {
     const { bells, bell, control, tasks } = this;
     const spinMs = this.spec.spinMicros / 1000;
     // Rounds are numbered from 1: one the driver asked before this loop started is answered too.
     let reportGen = 0;
-    let lastYield = performance.now();
+    const precise = this.precise;
+    let lastYield = precise.now();
     let idleSince = 0;
     for (;;) {
+      // The one clock read of a pass: tasks, spinning and yielding all go by it.
+      const now = precise.now();
+      this.passTime = now;
       if (Atomics.load(control, ABORT_SLOT) !== 0) return;
       this.ensureStarted();
       const gen = Atomics.load(control, REPORT_GEN_SLOT);
@@ -119,12 +128,11 @@ export class Host implements HostContext {
       }
       // Time no row needed goes to checkpoints being written (see StateCheckpointer).
       if (!progressed) progressed = this.idleWork();
-      const now = performance.now();
       if (progressed) {
         idleSince = 0;
         if (now - lastYield > YIELD_EVERY_MS) {
           await yieldToEventLoop();
-          lastYield = performance.now();
+          lastYield = precise.now();
         }
         continue;
       }
@@ -152,7 +160,7 @@ export class Host implements HostContext {
       const wait = bells.parkAsync(bell, seq, this.parkTimeout());
       if (wait !== undefined) await wait;
       bells.unpark(bell);
-      lastYield = performance.now();
+      lastYield = precise.now();
       idleSince = 0;
     }
   }

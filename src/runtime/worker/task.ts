@@ -190,7 +190,7 @@ export class Task implements OperatorContext, SinkTask {
 
   private work(): boolean {
     if (this.finished) return false;
-    const now = this.host.clock.now();
+    const now = this.host.passNow();
     if (this.watermarks.tick(now)) this.stateful?.onWatermark(this.watermarks.watermark);
     if (this.ticking && this.stateful!.nextTimerDue!() <= now) this.stateful!.tick!(now);
     if (this.asyncError !== NO_ERROR) this.sinkFailed(this.asyncError);
@@ -229,7 +229,7 @@ export class Task implements OperatorContext, SinkTask {
       }
     }
     if (this.schedule !== null && !this.host.microBatch && !anyAligned && work < STEP_BUDGET) {
-      work += this.generateDue(STEP_BUDGET - work, this.host.scheduleNow(), Number.POSITIVE_INFINITY);
+      work += this.generateDue(STEP_BUDGET - work, this.host.passNow(), Number.POSITIVE_INFINITY);
     }
     return work > 0;
   }
@@ -342,12 +342,12 @@ export class Task implements OperatorContext, SinkTask {
         this.forwardFlush();
         return true;
       case FrameKind.WATERMARK:
-        if (this.watermarks.fromChannel(input.index, tagArg(ring.tag), value, this.host.clock.now()))
+        if (this.watermarks.fromChannel(input.index, tagArg(ring.tag), value, this.host.passNow()))
           this.stateful?.onWatermark(this.watermarks.watermark);
         return true;
       case FrameKind.END_OF_STREAM:
         input.eos = true;
-        if (this.watermarks.channelEnded(input.index, this.host.clock.now()))
+        if (this.watermarks.channelEnded(input.index, this.host.passNow()))
           this.stateful?.onWatermark(this.watermarks.watermark);
         if (this.inputs.allEnded()) {
           this.ending = true;
@@ -531,7 +531,7 @@ export class Task implements OperatorContext, SinkTask {
   }
 
   advanceWatermark(input: number, value: number): void {
-    if (this.watermarks.advance(input, value, this.host.clock.now())) {
+    if (this.watermarks.advance(input, value, this.host.passNow())) {
       this.stateful?.onWatermark(this.watermarks.watermark);
     }
   }
