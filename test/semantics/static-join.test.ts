@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
-import { startQuery } from '../../src/index.js';
+import { mergeRows, startQuery } from '../../src/index.js';
 import { MERCHANTS, type Order } from '../fixtures/jobs/joins.js';
 import { tempDirs } from '../fixtures/temp-dirs.js';
 
@@ -95,5 +95,20 @@ describe('stream–static join', () => {
     } finally {
       await q.stop();
     }
+  });
+
+  it('merges a row pair as plain data: right columns replace left ones, a missing side adds nothing', () => {
+    assert.deepEqual(mergeRows({ id: 1, merchant: 'm1' }, { merchant: 'm1', city: 'Oslo' }), {
+      id: 1,
+      merchant: 'm1',
+      city: 'Oslo',
+    });
+    assert.deepEqual(mergeRows({ id: 3 }, null), { id: 3 });
+    assert.deepEqual(mergeRows(null, { city: 'Lyon' }), { city: 'Lyon' });
+    // A row parsed from JSON may hold an own '__proto__' key: it stays a column.
+    const merged = mergeRows(JSON.parse('{"id":4,"__proto__":{"polluted":true}}'), { city: 'Nice' });
+    assert.equal(Object.getPrototypeOf(merged), Object.prototype);
+    assert.equal((merged as { polluted?: boolean }).polluted, undefined);
+    assert.deepEqual(Object.keys(merged), ['id', '__proto__', 'city']);
   });
 });
