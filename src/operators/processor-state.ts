@@ -4,20 +4,35 @@ import type { TimeIndex } from '../state/time-index.js';
 
 /**
  * The state of `transformWithState`, kept in one store per (operator, partition) so it is
- * checkpointed and restored like every operator's. One store entry per (state variable, key):
- * `<name>\0<key>`; a key's timers under `#timers\0<key>` ('#' cannot start a state name).
+ * checkpointed and restored like every operator's. One store entry per grouping key, under the
+ * key's text (`keyText`): the values of its state variables, in the order the processor declares
+ * them, and its timers. A row reads its key's entry once and writes it back once, if it changed.
  *
  * Values carry their expiry (processing time, ms; 0 without a TTL): a value whose expiry has
- * passed reads as absent, and is removed when read or when its expiry comes due in the index.
+ * passed reads as absent, and is removed when read or when its key's sweep comes due. Each key has
+ * at most one sweep in the TTL index, at or before its earliest expiry (`w`): a write that extends
+ * a TTL adds nothing — the sweep then finds the values alive and comes back at the new earliest
+ * expiry — so a key written on every row costs one index entry, not one per write.
  */
 export type ValueEntry = { v: unknown; e: number };
 export type ListEntry = { l: unknown[]; e: number[] | null };
 /** By the map key's text: [map key, value, expiry]. */
 export type MapEntry = { m: Map<string, [unknown, unknown, number]> };
-export type TimerEntry = { k: unknown; t: number[] };
-export type StateEntry = ValueEntry | ListEntry | MapEntry | TimerEntry;
+export type VariableEntry = ValueEntry | ListEntry | MapEntry;
 
-export const TIMERS = '#timers';
+export interface KeyEntry {
+  /** The grouping key (undefined for a key restored from an older checkpoint until it is seen). */
+  k: unknown;
+  /** Each state variable's value, in declaration order; null when absent. */
+  s: (VariableEntry | null)[];
+  /** Timers, ascending; {@link NO_TIMERS} when none. */
+  t: number[];
+  /** The time of the key's sweep in the TTL index; 0 when none. Not checkpointed. */
+  w: number;
+}
+
+/** The timers of a key without any: one shared empty array, replaced (never changed) by a timer. */
+export const NO_TIMERS: number[] = Object.freeze([]) as unknown as number[];
 
 /** A key as text, for store keys: type-tagged, so 1 and '1' differ. */
 export function keyText(key: unknown): string {
@@ -26,172 +41,283 @@ export function keyText(key: unknown): string {
   return `j${JSON.stringify(key) ?? ''}`;
 }
 
-/** The key text of a store key (what follows the first NUL). */
-export function keyTextOf(storeKey: string): string {
-  return storeKey.slice(storeKey.indexOf('\u0000') + 1);
+function encodeVariable(x: VariableEntry | null): unknown {
+  if (x === null) return null;
+  // Deep copies: the processor may change its values in place after the checkpoint froze them.
+  return 'm' in x ? { m: structuredClone([...x.m.values()]) } : structuredClone(x);
 }
 
-/** Checkpoint form: maps as arrays of their records; everything deep-copied (values may be mutated). */
-export const entryCodec: StateCodec<StateEntry> = {
-  encode: (x) => ('m' in x ? { m: structuredClone([...x.m.values()]) } : structuredClone(x)),
+function decodeVariable(d: unknown): VariableEntry | null {
+  if (d === null || d === undefined) return null;
+  const x = d as VariableEntry | { m: [unknown, unknown, number][] };
+  if ('m' in x && Array.isArray(x.m)) return { m: new Map(x.m.map((r) => [keyText(r[0]), r])) };
+  return x as VariableEntry;
+}
+
+/**
+ * Checkpoint form: `{ k, s, t }` with maps as arrays of their records. Checkpoints written before
+ * one entry per key held an entry per state variable and key (`<name>\0<key text>`: a value, list
+ * or map) and one for the key's timers (`#timers\0<key text>`: `{ k, t }`); those decode as they
+ * were and {@link migrateLegacyEntries} moves them into their keys' entries after a restore.
+ */
+export const keyEntryCodec: StateCodec<KeyEntry> = {
+  encode: (x) => ({ k: x.k, s: x.s.map(encodeVariable), t: x.t.slice() }),
   decode: (d) => {
-    const x = d as StateEntry | { m: [unknown, unknown, number][] };
-    if ('m' in x && Array.isArray(x.m)) return { m: new Map(x.m.map((r) => [keyText(r[0]), r])) };
-    return x as StateEntry;
+    const x = d as { k: unknown; s?: unknown[]; t?: number[] };
+    if (Array.isArray(x.s)) {
+      const t = x.t !== undefined && x.t.length > 0 ? x.t : NO_TIMERS;
+      return { k: x.k, s: x.s.map(decodeVariable), t, w: 0 };
+    }
+    if ('t' in x && 'k' in x) return x as unknown as KeyEntry; // a legacy timers entry
+    return decodeVariable(d) as unknown as KeyEntry; // a legacy state variable entry
   },
 };
 
+/** Store key prefix of the timers of a key in checkpoints written before one entry per key. */
+const LEGACY_TIMERS = '#timers';
+
 /**
- * What state variables share: the store, the key being processed, the clock and the TTL index.
- *
- * The index holds at most one sweep per store entry, at or before its earliest expiry: a write
- * that extends a TTL adds nothing (the sweep then finds the entry alive and comes back at its new
- * earliest expiry), so a key written on every row costs one index entry, not one per write.
+ * Moves the entries of a checkpoint written before one entry per key (see {@link keyEntryCodec})
+ * into one entry per key; the next checkpoint writes the change. Returns how many it moved.
  */
-export class StateScope {
-  /** Text of the key being processed. */
-  key = '';
-  /** Store entries with a sweep in the index, and its time. */
-  private readonly scheduled = new Map<string, number>();
-
-  constructor(
-    readonly store: InMemoryStateStore<StateEntry>,
-    /** Sweeps of entries with a TTL: store keys by time. */
-    readonly expiries: TimeIndex,
-    readonly now: () => number,
-  ) {}
-
-  /** The expiry of a value written now with `ttlMs` (0: none); the entry's sweep is scheduled. */
-  expiryFor(ttlMs: number | null, storeKey: string): number {
-    if (ttlMs === null) return 0;
-    const e = this.now() + ttlMs;
-    this.schedule(storeKey, e);
-    return e;
-  }
-
-  /** Makes sure `storeKey` is swept at or before `time`. */
-  schedule(storeKey: string, time: number): void {
-    const at = this.scheduled.get(storeKey);
-    if (at !== undefined && at <= time) return;
-    this.scheduled.set(storeKey, time);
-    this.expiries.add(time, storeKey);
-  }
-
-  /**
-   * A sweep came due: removes what expired at or before `now` from the entry, and schedules the
-   * next sweep at the earliest expiry left.
-   */
-  sweep(storeKey: string, time: number, now: number): void {
-    if (this.scheduled.get(storeKey) !== time) return; // superseded by an earlier sweep
-    this.scheduled.delete(storeKey);
-    const x = this.store.get(storeKey);
-    if (x === undefined) return;
-    let next = Number.POSITIVE_INFINITY;
-    if ('v' in x) {
-      if (x.e !== 0 && x.e <= now) this.store.remove(storeKey);
-      else if (x.e !== 0) next = x.e;
-    } else if ('l' in x) {
-      liveList(this.store, storeKey, x, now);
-      const left = this.store.get(storeKey) as ListEntry | undefined;
-      if (left?.e) for (const e of left.e) next = Math.min(next, e);
-    } else if ('m' in x) {
-      const left = liveMap(this.store, storeKey, x, now);
-      if (left) for (const r of left.m.values()) if (r[2] !== 0) next = Math.min(next, r[2]);
+export function migrateLegacyEntries(store: InMemoryStateStore<KeyEntry>, names: readonly string[]): number {
+  const legacy: [string, unknown][] = [];
+  for (const [k, x] of store.entries()) if (k.includes('\u0000')) legacy.push([k, x]);
+  for (const [storeKey, x] of legacy) {
+    store.remove(storeKey);
+    const nul = storeKey.indexOf('\u0000');
+    const name = storeKey.slice(0, nul);
+    const text = storeKey.slice(nul + 1);
+    const entry = store.get(text) ?? { k: undefined, s: names.map(() => null), t: NO_TIMERS, w: 0 };
+    if (name === LEGACY_TIMERS) {
+      const timers = x as { k: unknown; t: number[] };
+      entry.k = timers.k;
+      if (timers.t.length > 0) entry.t = timers.t;
+    } else {
+      const i = names.indexOf(name);
+      if (i < 0) continue; // a state the processor no longer declares (refused on restart anyway)
+      entry.s[i] = x as VariableEntry;
     }
-    if (next !== Number.POSITIVE_INFINITY) this.schedule(storeKey, next);
+    store.put(text, entry);
   }
-
-  /** After a restore: one sweep per entry with a TTL, at its earliest expiry. */
-  scheduleAll(): void {
-    for (const [k, x] of this.store.entries()) {
-      let first = Number.POSITIVE_INFINITY;
-      if ('v' in x) {
-        if (x.e !== 0) first = x.e;
-      } else if ('l' in x) {
-        if (x.e !== null) for (const e of x.e) first = Math.min(first, e);
-      } else if ('m' in x) {
-        for (const r of x.m.values()) if (r[2] !== 0) first = Math.min(first, r[2]);
-      }
-      if (first !== Number.POSITIVE_INFINITY) this.schedule(k, first);
-    }
-  }
+  return legacy.length;
 }
 
 const expired = (e: number, now: number) => e !== 0 && e <= now;
 
-/** Drops a list's expired values (rewriting or removing the entry); returns what is left. */
-function liveList(
-  store: InMemoryStateStore<StateEntry>,
-  storeKey: string,
-  x: ListEntry,
-  now: number,
-): unknown[] {
-  const e = x.e;
-  if (e === null || !e.some((t) => expired(t, now))) return x.l;
-  const l: unknown[] = [];
-  const kept: number[] = [];
-  for (let i = 0; i < x.l.length; i++) {
-    if (expired(e[i]!, now)) continue;
-    l.push(x.l[i]);
-    kept.push(e[i]!);
+/** The earliest expiry a variable's value holds (Infinity: none). */
+function earliestExpiry(x: VariableEntry): number {
+  let first = Number.POSITIVE_INFINITY;
+  if ('v' in x) {
+    if (x.e !== 0) first = x.e;
+  } else if ('l' in x) {
+    if (x.e !== null) for (const e of x.e) if (e < first) first = e;
+  } else {
+    for (const r of x.m.values()) if (r[2] !== 0 && r[2] < first) first = r[2];
   }
-  if (l.length === 0) store.remove(storeKey);
-  else store.put(storeKey, { l, e: kept });
-  return l;
+  return first;
 }
 
-/** Drops a map's expired records; returns the entry, or undefined when nothing is left. */
-function liveMap(
-  store: InMemoryStateStore<StateEntry>,
-  storeKey: string,
-  x: MapEntry,
-  now: number,
-): MapEntry | undefined {
-  let changed = false;
-  for (const [k, r] of x.m) {
-    if (expired(r[2], now)) {
-      x.m.delete(k);
-      changed = true;
+/** A variable's value without what expired by `now`: the same object, a smaller one, or null. */
+function liveVariable(x: VariableEntry, now: number): VariableEntry | null {
+  if ('v' in x) return expired(x.e, now) ? null : x;
+  if ('l' in x) {
+    const e = x.e;
+    if (e === null || !e.some((t) => expired(t, now))) return x;
+    const l: unknown[] = [];
+    const kept: number[] = [];
+    for (let i = 0; i < x.l.length; i++) {
+      if (expired(e[i]!, now)) continue;
+      l.push(x.l[i]);
+      kept.push(e[i]!);
+    }
+    return l.length === 0 ? null : { l, e: kept };
+  }
+  for (const [k, r] of x.m) if (expired(r[2], now)) x.m.delete(k);
+  return x.m.size === 0 ? null : x;
+}
+
+/** Values of state variables and keys with timers: what `numRowsTotal` reports. */
+function stateRowsOf(x: KeyEntry): number {
+  let n = x.t.length > 0 ? 1 : 0;
+  for (const v of x.s) if (v !== null) n++;
+  return n;
+}
+
+/**
+ * The key being processed and what its handlers share: the store, the key's entry, the processing
+ * time of the row or timer, and the TTL index. The operator begins a key before it calls the
+ * processor and ends it after; state variables and timers read and change the key's entry.
+ */
+export class StateScope {
+  /** The key being processed, and its text (its store key). */
+  key: unknown = undefined;
+  text = '';
+  /** The key's entry, or null while it has none. */
+  entry: KeyEntry | null = null;
+  /** Processing time of the row or timer being handled. */
+  time = 0;
+  /** Values of state variables held, plus keys with timers (numRowsTotal). */
+  rows = 0;
+  private dirty = false;
+
+  constructor(
+    readonly store: InMemoryStateStore<KeyEntry>,
+    /** Sweeps of keys with a TTL: key texts by time. */
+    readonly expiries: TimeIndex,
+    private readonly variables: number,
+  ) {}
+
+  begin(key: unknown, text: string, time: number): void {
+    this.key = key;
+    this.text = text;
+    this.time = time;
+    this.dirty = false;
+    const x = this.store.get(text) ?? null;
+    if (x !== null && x.k === undefined) {
+      x.k = key;
+      this.dirty = true;
+    }
+    this.entry = x;
+  }
+
+  /** Writes the key's entry back if it changed; an entry left empty is removed. */
+  end(): void {
+    if (!this.dirty) return;
+    this.dirty = false;
+    const x = this.entry;
+    if (x === null) return;
+    if (x.t.length === 0 && x.s.every((v) => v === null)) {
+      this.store.remove(this.text);
+      this.entry = null;
+    } else {
+      this.store.put(this.text, x);
     }
   }
-  if (x.m.size === 0) {
-    store.remove(storeKey);
-    return undefined;
+
+  /** The value of variable `i` of the key (null: none). */
+  variable(i: number): VariableEntry | null {
+    return this.entry === null ? null : this.entry.s[i]!;
   }
-  if (changed) store.put(storeKey, x);
-  return x;
+
+  /** Sets variable `i` of the key (null: clears it). */
+  setVariable(i: number, value: VariableEntry | null): void {
+    const x = this.writable();
+    const had = x.s[i] !== null;
+    x.s[i] = value;
+    this.rows += (value !== null ? 1 : 0) - (had ? 1 : 0);
+  }
+
+  /**
+   * The key's entry changed in place. That is safe: a checkpoint in progress encoded the entry when
+   * the key was begun (copy on touch), and every key is begun before its handler runs.
+   */
+  changed(): void {
+    this.dirty = true;
+  }
+
+  /** The key's entry, created if it has none, about to change. */
+  writable(): KeyEntry {
+    this.dirty = true;
+    if (this.entry === null) {
+      this.entry = {
+        k: this.key,
+        s: new Array<VariableEntry | null>(this.variables).fill(null),
+        t: NO_TIMERS,
+        w: 0,
+      };
+    }
+    return this.entry;
+  }
+
+  /** The key's timers changed from none to some (+1) or back (−1). */
+  timersHeld(delta: number): void {
+    this.rows += delta;
+  }
+
+  /** The expiry of a value written now with `ttlMs` (0: none); the key's sweep comes by then. */
+  expiryFor(ttlMs: number | null): number {
+    if (ttlMs === null) return 0;
+    const e = this.time + ttlMs;
+    this.scheduleSweep(this.writable(), this.text, e);
+    return e;
+  }
+
+  private scheduleSweep(x: KeyEntry, text: string, time: number): void {
+    if (x.w !== 0 && x.w <= time) return;
+    x.w = time;
+    this.expiries.add(time, text);
+  }
+
+  /**
+   * The sweep of key `text` due at `time` came: removes what expired by `now`, and schedules the
+   * next sweep at the earliest expiry left. Not while a key is being processed.
+   */
+  sweep(text: string, time: number, now: number): void {
+    const x = this.store.get(text);
+    if (x === undefined || x.w !== time) return; // gone, or superseded by an earlier sweep
+    x.w = 0;
+    let changed = false;
+    let next = Number.POSITIVE_INFINITY;
+    for (let i = 0; i < x.s.length; i++) {
+      const v = x.s[i]!;
+      if (v === null) continue;
+      const before = 'm' in v ? v.m.size : -1;
+      const live = liveVariable(v, now);
+      if (live !== v || ('m' in v && v.m.size !== before)) changed = true;
+      x.s[i] = live;
+      if (live === null) this.rows--;
+      else next = Math.min(next, earliestExpiry(live));
+    }
+    if (changed) {
+      if (x.t.length === 0 && x.s.every((v) => v === null)) this.store.remove(text);
+      else this.store.put(text, x);
+    }
+    if (next !== Number.POSITIVE_INFINITY) this.scheduleSweep(x, text, next);
+  }
+
+  /**
+   * After a restore: counts the state rows, and schedules one sweep per key with a TTL, at its
+   * earliest expiry. Returns the keys' timers, for the timer index.
+   */
+  restored(): { times: number[]; texts: string[] } {
+    const times: number[] = [];
+    const texts: string[] = [];
+    this.rows = 0;
+    for (const [text, x] of this.store.entries()) {
+      this.rows += stateRowsOf(x);
+      let first = Number.POSITIVE_INFINITY;
+      for (const v of x.s) if (v !== null) first = Math.min(first, earliestExpiry(v));
+      x.w = 0;
+      if (first !== Number.POSITIVE_INFINITY) this.scheduleSweep(x, text, first);
+      for (const t of x.t) {
+        times.push(t);
+        texts.push(text);
+      }
+    }
+    return { times, texts };
+  }
 }
 
 abstract class StateVariable {
-  /** The store key of the current key, made once per key: reading it again reuses its hash. */
-  private cachedFor = '';
-  private cached = '';
-
   constructor(
     protected readonly scope: StateScope,
     protected readonly decl: StateDeclaration,
+    /** The variable's place in the processor's declarations, and in every key's entry. */
+    protected readonly index: number,
   ) {}
 
-  protected storeKey(): string {
-    if (this.scope.key !== this.cachedFor || this.cached === '') {
-      this.cachedFor = this.scope.key;
-      this.cached = `${this.decl.name}\u0000${this.scope.key}`;
-    }
-    return this.cached;
-  }
-
   clear(): void {
-    this.scope.store.remove(this.storeKey());
+    if (this.scope.variable(this.index) !== null) this.scope.setVariable(this.index, null);
   }
 }
 
 export class ValueStateImpl<T> extends StateVariable implements ValueState<T> {
   get(): T | undefined {
-    const k = this.storeKey();
-    const x = this.scope.store.get(k) as ValueEntry | undefined;
-    if (x === undefined) return undefined;
-    if (expired(x.e, this.scope.now())) {
-      this.scope.store.remove(k);
+    const x = this.scope.variable(this.index) as ValueEntry | null;
+    if (x === null) return undefined;
+    if (expired(x.e, this.scope.time)) {
+      this.scope.setVariable(this.index, null);
       return undefined;
     }
     return x.v as T;
@@ -202,8 +328,16 @@ export class ValueStateImpl<T> extends StateVariable implements ValueState<T> {
       throw new TypeError(
         `valueState '${this.decl.name}'.update(): the value must not be ${value}; use clear()`,
       );
-    const k = this.storeKey();
-    this.scope.store.put(k, { v: value, e: this.scope.expiryFor(this.decl.ttlMs, k) });
+    const e = this.scope.expiryFor(this.decl.ttlMs);
+    const x = this.scope.variable(this.index) as ValueEntry | null;
+    if (x === null) {
+      this.scope.setVariable(this.index, { v: value, e });
+      return;
+    }
+    // In place (see StateScope.changed): a value written on every row allocates only itself.
+    x.v = value;
+    x.e = e;
+    this.scope.changed();
   }
 
   exists(): boolean {
@@ -212,14 +346,17 @@ export class ValueStateImpl<T> extends StateVariable implements ValueState<T> {
 }
 
 export class ListStateImpl<T> extends StateVariable implements ListState<T> {
-  private live(): unknown[] {
-    const k = this.storeKey();
-    const x = this.scope.store.get(k) as ListEntry | undefined;
-    return x === undefined ? [] : liveList(this.scope.store, k, x, this.scope.now());
+  /** The list's live entry (expired values dropped first), or null. */
+  private live(): ListEntry | null {
+    const x = this.scope.variable(this.index) as ListEntry | null;
+    if (x === null) return null;
+    const live = liveVariable(x, this.scope.time) as ListEntry | null;
+    if (live !== x) this.scope.setVariable(this.index, live);
+    return live;
   }
 
   get(): Iterable<T> {
-    return this.live().slice() as T[];
+    return (this.live()?.l.slice() ?? []) as T[];
   }
 
   put(values: readonly T[]): void {
@@ -228,9 +365,24 @@ export class ListStateImpl<T> extends StateVariable implements ListState<T> {
       this.clear();
       return;
     }
-    const k = this.storeKey();
-    const e = this.scope.expiryFor(this.decl.ttlMs, k);
-    this.scope.store.put(k, { l: [...values], e: this.decl.ttlMs === null ? null : values.map(() => e) });
+    const e = this.scope.expiryFor(this.decl.ttlMs);
+    const x = this.live();
+    // A TTL set or dropped since the entry was written (a restart) needs new arrays.
+    if (x === null || (x.e === null) !== (this.decl.ttlMs === null)) {
+      this.scope.setVariable(this.index, {
+        l: [...values],
+        e: this.decl.ttlMs === null ? null : values.map(() => e),
+      });
+      return;
+    }
+    // The entry's arrays are reused (see StateScope.changed); the values are copied.
+    x.l.length = values.length;
+    for (let i = 0; i < values.length; i++) x.l[i] = values[i];
+    if (x.e !== null) {
+      x.e.length = values.length;
+      x.e.fill(e);
+    }
+    this.scope.changed();
   }
 
   appendValue(value: T): void {
@@ -240,23 +392,17 @@ export class ListStateImpl<T> extends StateVariable implements ListState<T> {
   appendList(values: readonly T[]): void {
     checkList(this.decl.name, 'appendList', values);
     if (values.length === 0) return;
-    const k = this.storeKey();
-    this.live(); // expired values go first
-    // Read through the store before the entry changes in place (checkpoints copy on touch).
-    const x = (this.scope.store.get(k) as ListEntry | undefined) ?? {
-      l: [],
-      e: this.decl.ttlMs === null ? null : [],
-    };
-    const e = this.scope.expiryFor(this.decl.ttlMs, k);
+    const x = this.live() ?? { l: [], e: this.decl.ttlMs === null ? null : [] };
+    const e = this.scope.expiryFor(this.decl.ttlMs);
     for (const v of values) {
       x.l.push(v);
       x.e?.push(e);
     }
-    this.scope.store.put(k, x);
+    this.scope.setVariable(this.index, x);
   }
 
   exists(): boolean {
-    return this.live().length > 0;
+    return this.live() !== null;
   }
 }
 
@@ -267,10 +413,13 @@ function checkList(name: string, method: string, values: unknown): void {
 }
 
 export class MapStateImpl<K, V> extends StateVariable implements MapState<K, V> {
-  private live(): MapEntry | undefined {
-    const k = this.storeKey();
-    const x = this.scope.store.get(k) as MapEntry | undefined;
-    return x === undefined ? undefined : liveMap(this.scope.store, k, x, this.scope.now());
+  private live(): MapEntry | null {
+    const x = this.scope.variable(this.index) as MapEntry | null;
+    if (x === null) return null;
+    const size = x.m.size;
+    const live = liveVariable(x, this.scope.time) as MapEntry | null;
+    if (live === null || live.m.size !== size) this.scope.setVariable(this.index, live);
+    return live;
   }
 
   getValue(key: K): V | undefined {
@@ -286,17 +435,15 @@ export class MapStateImpl<K, V> extends StateVariable implements MapState<K, V> 
       throw new TypeError(
         `mapState '${this.decl.name}'.updateValue(): the value must not be ${value}; use removeKey()`,
       );
-    const k = this.storeKey();
     const x = this.live() ?? { m: new Map() };
-    x.m.set(keyText(key), [key, value, this.scope.expiryFor(this.decl.ttlMs, k)]);
-    this.scope.store.put(k, x);
+    x.m.set(keyText(key), [key, value, this.scope.expiryFor(this.decl.ttlMs)]);
+    this.scope.setVariable(this.index, x);
   }
 
   removeKey(key: K): void {
     const x = this.live();
-    if (x === undefined || !x.m.delete(keyText(key))) return;
-    if (x.m.size === 0) this.clear();
-    else this.scope.store.put(this.storeKey(), x);
+    if (x === null || !x.m.delete(keyText(key))) return;
+    this.scope.setVariable(this.index, x.m.size === 0 ? null : x);
   }
 
   keys(): Iterable<K> {
@@ -312,6 +459,6 @@ export class MapStateImpl<K, V> extends StateVariable implements MapState<K, V> 
   }
 
   exists(): boolean {
-    return this.live() !== undefined;
+    return this.live() !== null;
   }
 }

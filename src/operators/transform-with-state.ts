@@ -15,15 +15,14 @@ import { InMemoryStateStore } from '../state/state-store.js';
 import { TimeIndex } from '../state/time-index.js';
 import type { OperatorContext, RowSink, StatefulOperator, StateOperatorCounters } from './contract.js';
 import {
-  entryCodec,
+  type KeyEntry,
+  keyEntryCodec,
   keyText,
-  keyTextOf,
   ListStateImpl,
   MapStateImpl,
-  type StateEntry,
+  migrateLegacyEntries,
+  NO_TIMERS,
   StateScope,
-  TIMERS,
-  type TimerEntry,
   ValueStateImpl,
 } from './processor-state.js';
 import { rowTime } from './row-time.js';
@@ -60,7 +59,7 @@ class Times implements TimerValues, ExpiredTimer {
  */
 export class TransformWithStateOperator implements StatefulOperator {
   readonly stateful = true;
-  readonly store = new InMemoryStateStore<StateEntry>(96, entryCodec);
+  readonly store: InMemoryStateStore<KeyEntry>;
   private readonly processor: StatefulProcessor<unknown, unknown, unknown, unknown>;
   private readonly scope: StateScope;
   private readonly timers = new TimeIndex();
@@ -70,7 +69,6 @@ export class TransformWithStateOperator implements StatefulOperator {
   private readonly batch: Map<string, { key: unknown; rows: unknown[] }> | null;
   /** timeMode 'eventTime': the column late rows are judged by. */
   private readonly eventColumn: string | null;
-  private currentKey: unknown;
   private dropped = 0;
   private wasRestored = false;
 
@@ -85,7 +83,9 @@ export class TransformWithStateOperator implements StatefulOperator {
     const above = plan.watermarksAbove[op.id]!;
     this.eventColumn =
       this.node.timeMode === 'eventTime' && above.length > 0 ? plan.watermarks[above[0]!]!.column : null;
-    this.scope = new StateScope(this.store, this.expiries, () => ctx.processingTime());
+    // A key's entry: its variables' values (an object and its data each) and its timers.
+    this.store = new InMemoryStateStore<KeyEntry>(64 + 96 * this.node.states.length, keyEntryCodec);
+    this.scope = new StateScope(this.store, this.expiries, this.node.states.length);
     this.processor = processorInstance(this.node.processor);
     const handle = this.handle(this.node.states);
     this.processor.handle = handle;
@@ -108,13 +108,14 @@ export class TransformWithStateOperator implements StatefulOperator {
     };
     const scope = this.scope;
     return {
-      valueState: (name, options) => new ValueStateImpl(scope, create('value', name, options)),
-      listState: (name, options) => new ListStateImpl(scope, create('list', name, options)),
-      mapState: (name, options) => new MapStateImpl(scope, create('map', name, options)),
+      valueState: (name, options) =>
+        new ValueStateImpl(scope, create('value', name, options), made.length - 1),
+      listState: (name, options) => new ListStateImpl(scope, create('list', name, options), made.length - 1),
+      mapState: (name, options) => new MapStateImpl(scope, create('map', name, options), made.length - 1),
       registerTimer: (ms) => this.registerTimer(ms),
       deleteTimer: (ms) => this.deleteTimer(ms),
-      listTimers: () => [...((this.store.get(this.timerKey()) as TimerEntry | undefined)?.t ?? [])],
-      getCurrentKey: () => this.currentKey,
+      listTimers: () => [...(scope.entry?.t ?? [])],
+      getCurrentKey: () => scope.key,
     };
   }
 
@@ -130,15 +131,19 @@ export class TransformWithStateOperator implements StatefulOperator {
       this.ctx.badRecord(this.op, row, e);
       return;
     }
+    const text = keyText(key);
     if (this.batch !== null) {
-      const text = keyText(key);
       const held = this.batch.get(text);
       if (held === undefined) this.batch.set(text, { key, rows: [row] });
       else held.rows.push(row);
       return;
     }
-    this.setKey(key);
-    this.emit(row, () => this.processor.handleInputRows(key, [row], new Times(now, this.ctx.watermark())));
+    this.scope.begin(key, text, now);
+    try {
+      this.emit(row, () => this.processor.handleInputRows(key, [row], new Times(now, this.ctx.watermark())));
+    } finally {
+      this.scope.end();
+    }
   }
 
   private isLate(row: unknown, column: string): boolean {
@@ -157,9 +162,13 @@ export class TransformWithStateOperator implements StatefulOperator {
   finishBatch(watermark: number): void {
     const now = this.ctx.processingTime();
     const times = new Times(now, watermark);
-    for (const { key, rows } of this.batch!.values()) {
-      this.setKey(key);
-      this.emit(rows, () => this.processor.handleInputRows(key, rows, times));
+    for (const [text, { key, rows }] of this.batch!) {
+      this.scope.begin(key, text, now);
+      try {
+        this.emit(rows, () => this.processor.handleInputRows(key, rows, times));
+      } finally {
+        this.scope.end();
+      }
     }
     this.batch!.clear();
     if (this.node.timeMode === 'eventTime') this.fireTimers(watermark, now);
@@ -209,18 +218,12 @@ export class TransformWithStateOperator implements StatefulOperator {
 
   restored(): void {
     this.wasRestored = true;
-    const times: number[] = [];
-    const keys: string[] = [];
-    for (const [k, x] of this.store.entries()) {
-      if (!('t' in x)) continue;
-      const text = keyTextOf(k);
-      for (const t of x.t) {
-        times.push(t);
-        keys.push(text);
-      }
-    }
-    this.timers.addAll(times, keys);
-    this.scope.scheduleAll();
+    migrateLegacyEntries(
+      this.store,
+      this.node.states.map((s) => s.name),
+    );
+    const { times, texts } = this.scope.restored();
+    this.timers.addAll(times, texts);
   }
 
   stateCounters(): StateOperatorCounters {
@@ -228,7 +231,8 @@ export class TransformWithStateOperator implements StatefulOperator {
     return {
       operatorId: this.op.id,
       operatorName: 'transformWithStateExec',
-      numRowsTotal: m.numRowsTotal,
+      // A row per state variable holding a value for a key, and per key with timers.
+      numRowsTotal: this.scope.rows,
       numRowsUpdated: m.numRowsUpdated,
       numRowsRemoved: m.numRowsRemoved,
       numRowsDroppedByWatermark: this.dropped,
@@ -242,49 +246,54 @@ export class TransformWithStateOperator implements StatefulOperator {
     if (initial === undefined || this.wasRestored) return;
     const entries = typeof initial === 'function' ? initial() : initial;
     const times = new Times(this.ctx.processingTime(), this.ctx.watermark());
+    const now = this.ctx.processingTime();
     for (const [key, state] of entries) {
       if (partitionOf(stableHash(key), this.ctx.partitions) !== this.ctx.partition) continue;
-      this.setKey(key);
+      this.scope.begin(key, keyText(key), now);
       try {
         this.processor.handleInitialState(key, state, times);
       } catch (e) {
         this.ctx.badRecord(this.op, { key, initialState: state }, e);
+      } finally {
+        this.scope.end();
       }
     }
-  }
-
-  private setKey(key: unknown): void {
-    this.currentKey = key;
-    this.scope.key = keyText(key);
-  }
-
-  private timerKey(): string {
-    return `${TIMERS}\u0000${this.scope.key}`;
   }
 
   private registerTimer(ms: number): void {
     if (this.node.timeMode === 'none')
       throw new TypeError("registerTimer: timers need timeMode 'processingTime' or 'eventTime', not 'none'");
     if (!Number.isFinite(ms)) throw new TypeError(`registerTimer: expected a time in ms, got ${ms}`);
-    const k = this.timerKey();
-    const x = (this.store.get(k) as TimerEntry | undefined) ?? { k: this.currentKey, t: [] };
-    if (x.t.includes(ms)) return;
-    let i = x.t.length;
-    while (i > 0 && x.t[i - 1]! > ms) i--;
-    x.t.splice(i, 0, ms);
-    this.store.put(k, x);
-    this.timers.add(ms, this.scope.key);
+    const t = this.scope.entry?.t;
+    if (t?.includes(ms)) return;
+    const x = this.scope.writable();
+    if (x.t === NO_TIMERS) {
+      x.t = [ms];
+      this.scope.timersHeld(1);
+    } else {
+      let i = x.t.length;
+      while (i > 0 && x.t[i - 1]! > ms) i--;
+      x.t.splice(i, 0, ms);
+    }
+    this.timers.add(ms, this.scope.text);
   }
 
   private deleteTimer(ms: number): void {
-    const k = this.timerKey();
-    const x = this.store.get(k) as TimerEntry | undefined;
-    const i = x === undefined ? -1 : x.t.indexOf(ms);
+    const i = this.scope.entry === null ? -1 : this.scope.entry.t.indexOf(ms);
     if (i < 0) return;
-    x!.t.splice(i, 1);
-    if (x!.t.length === 0) this.store.remove(k);
-    else this.store.put(k, x!);
-    this.timers.remove(ms, this.scope.key);
+    this.dropTimer(i);
+    this.timers.remove(ms, this.scope.text);
+  }
+
+  /** Removes the key's `i`-th timer from its entry (not from the timer index). */
+  private dropTimer(i: number): void {
+    const x = this.scope.writable();
+    if (x.t.length > 1) {
+      x.t.splice(i, 1);
+      return;
+    }
+    x.t = NO_TIMERS;
+    this.scope.timersHeld(-1);
   }
 
   /**
@@ -297,15 +306,20 @@ export class TransformWithStateOperator implements StatefulOperator {
     const due: [string, number][] = [];
     this.timers.closeUpTo(upTo, (text, time) => due.push([text, time]));
     const watermark = this.ctx.watermark();
+    const scope = this.scope;
     for (const [text, time] of due) {
-      const k = `${TIMERS}\u0000${text}`;
-      const x = this.store.get(k) as TimerEntry | undefined;
+      const x = this.store.get(text);
       const i = x === undefined ? -1 : x.t.indexOf(time);
       if (i < 0) continue; // deleted, or fired already
-      this.setKey(x!.k);
-      this.deleteTimer(time);
-      const times = new Times(now, watermark, time);
-      this.emit({ key: x!.k, timer: time }, () => this.processor.handleExpiredTimer(x!.k, times, times));
+      const key = x!.k;
+      scope.begin(key, text, now);
+      try {
+        this.dropTimer(i);
+        const times = new Times(now, watermark, time);
+        this.emit({ key, timer: time }, () => this.processor.handleExpiredTimer(key, times, times));
+      } finally {
+        scope.end();
+      }
     }
   }
 

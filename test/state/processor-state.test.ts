@@ -1,0 +1,96 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import {
+  type KeyEntry,
+  keyEntryCodec,
+  migrateLegacyEntries,
+  NO_TIMERS,
+  StateScope,
+  ValueStateImpl,
+} from '../../src/operators/processor-state.js';
+import { InMemoryStateStore } from '../../src/state/state-store.js';
+import { TimeIndex } from '../../src/state/time-index.js';
+
+const NAMES = ['recent', 'last', 'tags'];
+
+/** What a restore of a checkpoint written before one entry per key loads: its entries, decoded. */
+function legacyStore(): InMemoryStateStore<KeyEntry> {
+  const store = new InMemoryStateStore<KeyEntry>(64, keyEntryCodec);
+  const load = (key: string, written: unknown) => store.put(key, keyEntryCodec.decode(written));
+  load('recent\u0000scard-1', { l: [1, 2], e: [5_000, 9_000] });
+  load('last\u0000scard-1', { v: { country: 'DE' }, e: 0 });
+  load('#timers\u0000scard-1', { k: 'card-1', t: [700, 900] });
+  load('tags\u0000scard-2', { m: [['a', 1, 3_000]] });
+  return store;
+}
+
+describe("transformWithState's state", () => {
+  it('moves the entries of a checkpoint written before one entry per key into one entry per key', () => {
+    const store = legacyStore();
+    assert.equal(migrateLegacyEntries(store, NAMES), 4);
+    const entries = Object.fromEntries(store.entries());
+    assert.deepEqual(Object.keys(entries).sort(), ['scard-1', 'scard-2']);
+    assert.deepEqual(entries['scard-1'], {
+      k: 'card-1',
+      s: [{ l: [1, 2], e: [5_000, 9_000] }, { v: { country: 'DE' }, e: 0 }, null],
+      t: [700, 900],
+      w: 0,
+    });
+    const card2 = entries['scard-2']!;
+    assert.equal(card2.k, undefined, 'the key value is learnt when a row of the key comes');
+    assert.deepEqual(card2.s.slice(0, 2), [null, null]);
+    assert.deepEqual([...(card2.s[2] as { m: Map<string, unknown> }).m.values()], [['a', 1, 3_000]]);
+    assert.equal(card2.t, NO_TIMERS);
+  });
+
+  it('after a restore counts a row per variable holding a value and per key with timers, and sweeps each key at its earliest expiry', () => {
+    const store = legacyStore();
+    migrateLegacyEntries(store, NAMES);
+    const expiries = new TimeIndex();
+    const scope = new StateScope(store, expiries, NAMES.length);
+    const timers = scope.restored();
+    assert.equal(scope.rows, 4);
+    assert.deepEqual(timers, { times: [700, 900], texts: ['scard-1', 'scard-1'] });
+    const sweeps: [string, number][] = [];
+    expiries.closeUpTo(Number.POSITIVE_INFINITY, (text, time) => sweeps.push([text, time]));
+    assert.deepEqual(sweeps.sort(), [
+      ['scard-1', 5_000],
+      ['scard-2', 3_000],
+    ]);
+  });
+
+  it('writes a key back once per handler, in place, and removes it once it holds nothing', () => {
+    const store = new InMemoryStateStore<KeyEntry>(64, keyEntryCodec);
+    const scope = new StateScope(store, new TimeIndex(), 1);
+    const last = new ValueStateImpl<string>(scope, { name: 'last', kind: 'value', ttlMs: 1_000 }, 0);
+    scope.begin('card-1', 'scard-1', 100);
+    last.update('DE');
+    scope.end();
+    const entry = store.get('scard-1')!;
+    assert.deepEqual(keyEntryCodec.encode(entry), { k: 'card-1', s: [{ v: 'DE', e: 1_100 }], t: [] });
+    const updates = store.metrics().numRowsUpdated;
+    scope.begin('card-1', 'scard-1', 200);
+    last.update('FR');
+    last.update('NL');
+    scope.end();
+    assert.equal(store.metrics().numRowsUpdated, updates + 1, 'one write for the handler');
+    assert.equal(store.get('scard-1'), entry, 'the same entry, changed in place');
+    assert.deepEqual(entry.s[0], { v: 'NL', e: 1_200 });
+    scope.begin('card-1', 'scard-1', 2_000);
+    assert.equal(last.get(), undefined, 'expired');
+    scope.end();
+    assert.equal(store.get('scard-1'), undefined);
+    assert.equal(scope.rows, 0);
+  });
+
+  it('checkpoints an entry as plain data and reads it back the same', () => {
+    const entry: KeyEntry = {
+      k: { card: 7 },
+      s: [{ l: ['x'], e: null }, null, { m: new Map([['n1', [1, 'one', 0]]]) }],
+      t: [42],
+      w: 99,
+    };
+    const written = structuredClone(keyEntryCodec.encode(entry));
+    assert.deepEqual(keyEntryCodec.decode(written), { ...entry, w: 0 });
+  });
+});
