@@ -1,4 +1,9 @@
-import { KeyGroupLoad, type KeyGroupPiece, type KeyGroupSource } from './key-groups.js';
+import {
+  type KeyGroupLoad,
+  type KeyGroupPiece,
+  type KeyGroupSource,
+  RestoredByKeyGroup,
+} from './key-groups.js';
 import type { CheckpointedStore, StateStoreMetrics } from './state-store.js';
 import { TableFreeze } from './table-freeze.js';
 import { compositeKey, TableStaging } from './table-staging.js';
@@ -38,7 +43,7 @@ const IDLE_SLACK = 4096;
  * row touches before the walk reaches it is encoded first (copy on touch, with one flag per slot
  * per checkpoint). Restores read those files — by key group, lazily or not — or older formats.
  */
-export class GroupTable implements CheckpointedStore {
+export class GroupTable extends RestoredByKeyGroup implements CheckpointedStore {
   /** Live windows by start. */
   private readonly slabs = new Map<number, WindowSlab>();
   private lastStart = Number.NaN;
@@ -69,7 +74,6 @@ export class GroupTable implements CheckpointedStore {
   private updates = 0;
   private removals = 0;
 
-  private loading: KeyGroupLoad | null = null;
   /** A restore of files without key groups, applied when the operator starts (see restored). */
   private staging: TableStaging | null = null;
 
@@ -84,7 +88,9 @@ export class GroupTable implements CheckpointedStore {
     private readonly deserializers: readonly ((data: unknown) => unknown)[],
     /** Idle key ids allowed beyond the live ones before a purge. */
     private readonly idleSlack = IDLE_SLACK,
-  ) {}
+  ) {
+    super();
+  }
 
   // --- the row path -----------------------------------------------------------------------------
 
@@ -346,30 +352,10 @@ export class GroupTable implements CheckpointedStore {
    * {@link loadSome}; the groups of windows evicted meanwhile are dropped as they load.
    */
   restoreGroups(source: KeyGroupSource, lazy: boolean): void {
-    this.loading = new KeyGroupLoad(source, this.size === 0);
-    if (!lazy) this.loadAll();
+    this.beginRestore(source, this.size === 0, lazy);
   }
 
-  get restoring(): boolean {
-    return this.loading !== null;
-  }
-
-  get keyGroupsToLoad(): number {
-    return this.loading?.left ?? 0;
-  }
-
-  loadAll(): void {
-    this.loadSome(Number.POSITIVE_INFINITY);
-  }
-
-  loadSome(groups: number): boolean {
-    const l = this.loading;
-    return l === null || l.loadSome(groups, (group) => this.loadGroup(l, group));
-  }
-
-  private loadGroup(l: KeyGroupLoad, group: number): void {
-    const pieces = l.take(group);
-    if (l.left === 0) this.loading = null;
+  protected loadPieces(l: KeyGroupLoad, _group: number, pieces: readonly KeyGroupPiece[]): void {
     const staging = new TableStaging(this.aggregates, this.deserializers);
     for (const piece of pieces) stage(staging, piece, l.source.decode(piece));
     staging.apply((v, start, end, states) => {

@@ -112,3 +112,51 @@ export class KeyGroupLoad {
     return this.left === 0;
   }
 }
+
+/**
+ * What the stores restored by key group (InMemoryStateStore, GroupTable) do alike: they hold the
+ * restore in progress, report on it, and load its groups — one when a row needs a key of it
+ * ({@link loadGroup}), the others a few at a time ({@link loadSome}). Each store says how a group's
+ * pieces become its entries ({@link loadPieces}).
+ */
+export abstract class RestoredByKeyGroup {
+  /** A restore with key groups still to load, or null. */
+  protected loading: KeyGroupLoad | null = null;
+
+  /** Whether a lazy restore has key groups left to load. */
+  get restoring(): boolean {
+    return this.loading !== null;
+  }
+
+  /** How many key groups a lazy restore has left to load. */
+  get keyGroupsToLoad(): number {
+    return this.loading?.left ?? 0;
+  }
+
+  /** Loads every key group a lazy restore has left. */
+  loadAll(): void {
+    this.loadSome(Number.POSITIVE_INFINITY);
+  }
+
+  /** Loads up to `groups` of the key groups a lazy restore has left; true when none is left. */
+  loadSome(groups: number): boolean {
+    const l = this.loading;
+    return l === null || l.loadSome(groups, (group) => this.loadGroup(l, group));
+  }
+
+  /** Starts restoring `source` into the store (`empty`: it holds nothing); not `lazy`: all of it now. */
+  protected beginRestore(source: KeyGroupSource, empty: boolean, lazy: boolean): void {
+    this.loading = new KeyGroupLoad(source, empty);
+    if (!lazy) this.loadAll();
+  }
+
+  /** Loads key group `group` of the restore `l` now. */
+  protected loadGroup(l: KeyGroupLoad, group: number): void {
+    const pieces = l.take(group);
+    if (l.left === 0) this.loading = null;
+    this.loadPieces(l, group, pieces);
+  }
+
+  /** Builds a key group's entries from its pieces, oldest file first. */
+  protected abstract loadPieces(l: KeyGroupLoad, group: number, pieces: readonly KeyGroupPiece[]): void;
+}

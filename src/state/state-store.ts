@@ -1,4 +1,11 @@
-import { KEY_GROUPS, KeyGroupLoad, type KeyGroupSource, keyGroupOf } from './key-groups.js';
+import {
+  KEY_GROUPS,
+  type KeyGroupLoad,
+  type KeyGroupPiece,
+  type KeyGroupSource,
+  keyGroupOf,
+  RestoredByKeyGroup,
+} from './key-groups.js';
 import { type EncodedChunk, StateFreeze } from './state-freeze.js';
 
 export type { EncodedChunk };
@@ -126,7 +133,7 @@ const UNTRACKED = null;
  * its own touched set or pending map and sees every touch, so each encodes its own epoch's end
  * whatever the others do: a touch is the first one since *its* freeze, or it is not.
  */
-export class InMemoryStateStore<V> implements StateStore<V>, CheckpointedStore {
+export class InMemoryStateStore<V> extends RestoredByKeyGroup implements StateStore<V>, CheckpointedStore {
   /**
    * One map per key group (see key-groups.ts): a snapshot walks them in order, so its pieces come
    * out a key group at a time, and a restore hands each group its rebuilt map as it is.
@@ -146,8 +153,6 @@ export class InMemoryStateStore<V> implements StateStore<V>, CheckpointedStore {
   /** Lists of keys queued by {@link removeLater}, oldest first, and the next one's position. */
   private queued: string[][] = [];
   private queuedAt = 0;
-  /** A restore by key group with groups still to load (see {@link restoreGroups}), or null. */
-  private loading: KeyGroupLoad | null = null;
   /** Hears each entry a lazy restore loads (see {@link keepRestored}); a method: V stays covariant. */
   private restoreFilter: { keep(key: string, value: V): boolean } | null = null;
   private lazy = false;
@@ -159,7 +164,9 @@ export class InMemoryStateStore<V> implements StateStore<V>, CheckpointedStore {
   constructor(
     private readonly bytesPerValue = 64,
     private readonly codec: StateCodec<V> = { encode: (v) => v, decode: (d) => d as V },
-  ) {}
+  ) {
+    super();
+  }
 
   /** Starts recording the keys written and removed, for changelog checkpoints. */
   trackChanges(): void {
@@ -350,35 +357,11 @@ export class InMemoryStateStore<V> implements StateStore<V>, CheckpointedStore {
    */
   restoreGroups(source: KeyGroupSource, lazy: boolean): void {
     this.flushRemovals();
-    this.loading = new KeyGroupLoad(source, this.size === 0);
     this.lazy = lazy;
-    if (!lazy) this.loadAll();
+    this.beginRestore(source, this.size === 0, lazy);
   }
 
-  /** Whether a lazy restore has key groups left to load. */
-  get restoring(): boolean {
-    return this.loading !== null;
-  }
-
-  /** How many key groups a lazy restore has left to load. */
-  get keyGroupsToLoad(): number {
-    return this.loading?.left ?? 0;
-  }
-
-  /** Loads every key group a lazy restore has left. */
-  loadAll(): void {
-    this.loadSome(Number.POSITIVE_INFINITY);
-  }
-
-  /** Loads up to `groups` of the key groups a lazy restore has left; true when none is left. */
-  loadSome(groups: number): boolean {
-    const l = this.loading;
-    return l === null || l.loadSome(groups, (group) => this.loadGroup(l, group));
-  }
-
-  private loadGroup(l: KeyGroupLoad, group: number): void {
-    const pieces = l.take(group);
-    if (l.left === 0) this.loading = null;
+  protected loadPieces(l: KeyGroupLoad, group: number, pieces: readonly KeyGroupPiece[]): void {
     const codec = this.codec;
     // No operation reached the group before its load: its map is empty and becomes the one built.
     const entries = this.maps[group]!;
