@@ -1,4 +1,3 @@
-import type { ListState, MapState, StateDeclaration, ValueState } from '../api/stateful-processor.js';
 import type { InMemoryStateStore, StateCodec } from '../state/state-store.js';
 import type { TimeIndex } from '../state/time-index.js';
 
@@ -103,7 +102,8 @@ export function migrateLegacyEntries(store: InMemoryStateStore<KeyEntry>, names:
   return legacy.length;
 }
 
-const expired = (e: number, now: number) => e !== 0 && e <= now;
+/** Whether a value with expiry `e` (0: none) has expired by `now`. */
+export const expired = (e: number, now: number): boolean => e !== 0 && e <= now;
 
 /** The earliest expiry a variable's value holds (Infinity: none). */
 function earliestExpiry(x: VariableEntry): number {
@@ -119,7 +119,7 @@ function earliestExpiry(x: VariableEntry): number {
 }
 
 /** A variable's value without what expired by `now`: the same object, a smaller one, or null. */
-function liveVariable(x: VariableEntry, now: number): VariableEntry | null {
+export function liveVariable(x: VariableEntry, now: number): VariableEntry | null {
   if ('v' in x) return expired(x.e, now) ? null : x;
   if ('l' in x) {
     const e = x.e;
@@ -135,6 +135,13 @@ function liveVariable(x: VariableEntry, now: number): VariableEntry | null {
   }
   for (const [k, r] of x.m) if (expired(r[2], now)) x.m.delete(k);
   return x.m.size === 0 ? null : x;
+}
+
+/** A key's entry with no value and no timer left: it is removed. */
+function holdsNothing(x: KeyEntry): boolean {
+  if (x.t.length !== 0) return false;
+  for (let i = 0; i < x.s.length; i++) if (x.s[i] !== null) return false;
+  return true;
 }
 
 /** Values of state variables and keys with timers: what `numRowsTotal` reports. */
@@ -187,7 +194,7 @@ export class StateScope {
     this.dirty = false;
     const x = this.entry;
     if (x === null) return;
-    if (x.t.length === 0 && x.s.every((v) => v === null)) {
+    if (holdsNothing(x)) {
       this.store.remove(this.text);
       this.entry = null;
     } else {
@@ -270,7 +277,7 @@ export class StateScope {
       else next = Math.min(next, earliestExpiry(live));
     }
     if (changed) {
-      if (x.t.length === 0 && x.s.every((v) => v === null)) this.store.remove(text);
+      if (holdsNothing(x)) this.store.remove(text);
       else this.store.put(text, x);
     }
     if (next !== Number.POSITIVE_INFINITY) this.scheduleSweep(x, text, next);
@@ -296,169 +303,5 @@ export class StateScope {
       }
     }
     return { times, texts };
-  }
-}
-
-abstract class StateVariable {
-  constructor(
-    protected readonly scope: StateScope,
-    protected readonly decl: StateDeclaration,
-    /** The variable's place in the processor's declarations, and in every key's entry. */
-    protected readonly index: number,
-  ) {}
-
-  clear(): void {
-    if (this.scope.variable(this.index) !== null) this.scope.setVariable(this.index, null);
-  }
-}
-
-export class ValueStateImpl<T> extends StateVariable implements ValueState<T> {
-  get(): T | undefined {
-    const x = this.scope.variable(this.index) as ValueEntry | null;
-    if (x === null) return undefined;
-    if (expired(x.e, this.scope.time)) {
-      this.scope.setVariable(this.index, null);
-      return undefined;
-    }
-    return x.v as T;
-  }
-
-  update(value: T): void {
-    if (value === undefined || value === null)
-      throw new TypeError(
-        `valueState '${this.decl.name}'.update(): the value must not be ${value}; use clear()`,
-      );
-    const e = this.scope.expiryFor(this.decl.ttlMs);
-    const x = this.scope.variable(this.index) as ValueEntry | null;
-    if (x === null) {
-      this.scope.setVariable(this.index, { v: value, e });
-      return;
-    }
-    // In place (see StateScope.changed): a value written on every row allocates only itself.
-    x.v = value;
-    x.e = e;
-    this.scope.changed();
-  }
-
-  exists(): boolean {
-    return this.get() !== undefined;
-  }
-}
-
-export class ListStateImpl<T> extends StateVariable implements ListState<T> {
-  /** The list's live entry (expired values dropped first), or null. */
-  private live(): ListEntry | null {
-    const x = this.scope.variable(this.index) as ListEntry | null;
-    if (x === null) return null;
-    const live = liveVariable(x, this.scope.time) as ListEntry | null;
-    if (live !== x) this.scope.setVariable(this.index, live);
-    return live;
-  }
-
-  get(): Iterable<T> {
-    return (this.live()?.l.slice() ?? []) as T[];
-  }
-
-  put(values: readonly T[]): void {
-    checkList(this.decl.name, 'put', values);
-    if (values.length === 0) {
-      this.clear();
-      return;
-    }
-    const e = this.scope.expiryFor(this.decl.ttlMs);
-    const x = this.live();
-    // A TTL set or dropped since the entry was written (a restart) needs new arrays.
-    if (x === null || (x.e === null) !== (this.decl.ttlMs === null)) {
-      this.scope.setVariable(this.index, {
-        l: [...values],
-        e: this.decl.ttlMs === null ? null : values.map(() => e),
-      });
-      return;
-    }
-    // The entry's arrays are reused (see StateScope.changed); the values are copied.
-    x.l.length = values.length;
-    for (let i = 0; i < values.length; i++) x.l[i] = values[i];
-    if (x.e !== null) {
-      x.e.length = values.length;
-      x.e.fill(e);
-    }
-    this.scope.changed();
-  }
-
-  appendValue(value: T): void {
-    this.appendList([value]);
-  }
-
-  appendList(values: readonly T[]): void {
-    checkList(this.decl.name, 'appendList', values);
-    if (values.length === 0) return;
-    const x = this.live() ?? { l: [], e: this.decl.ttlMs === null ? null : [] };
-    const e = this.scope.expiryFor(this.decl.ttlMs);
-    for (const v of values) {
-      x.l.push(v);
-      x.e?.push(e);
-    }
-    this.scope.setVariable(this.index, x);
-  }
-
-  exists(): boolean {
-    return this.live() !== null;
-  }
-}
-
-function checkList(name: string, method: string, values: unknown): void {
-  if (!Array.isArray(values)) throw new TypeError(`listState '${name}'.${method}(): pass an array`);
-  if (values.some((v) => v === undefined || v === null))
-    throw new TypeError(`listState '${name}'.${method}(): values must not be null or undefined`);
-}
-
-export class MapStateImpl<K, V> extends StateVariable implements MapState<K, V> {
-  private live(): MapEntry | null {
-    const x = this.scope.variable(this.index) as MapEntry | null;
-    if (x === null) return null;
-    const size = x.m.size;
-    const live = liveVariable(x, this.scope.time) as MapEntry | null;
-    if (live === null || live.m.size !== size) this.scope.setVariable(this.index, live);
-    return live;
-  }
-
-  getValue(key: K): V | undefined {
-    return this.live()?.m.get(keyText(key))?.[1] as V | undefined;
-  }
-
-  containsKey(key: K): boolean {
-    return this.live()?.m.has(keyText(key)) ?? false;
-  }
-
-  updateValue(key: K, value: V): void {
-    if (value === undefined || value === null)
-      throw new TypeError(
-        `mapState '${this.decl.name}'.updateValue(): the value must not be ${value}; use removeKey()`,
-      );
-    const x = this.live() ?? { m: new Map() };
-    x.m.set(keyText(key), [key, value, this.scope.expiryFor(this.decl.ttlMs)]);
-    this.scope.setVariable(this.index, x);
-  }
-
-  removeKey(key: K): void {
-    const x = this.live();
-    if (x === null || !x.m.delete(keyText(key))) return;
-    this.scope.setVariable(this.index, x.m.size === 0 ? null : x);
-  }
-
-  keys(): Iterable<K> {
-    return [...(this.live()?.m.values() ?? [])].map((r) => r[0] as K);
-  }
-
-  values(): Iterable<V> {
-    return [...(this.live()?.m.values() ?? [])].map((r) => r[1] as V);
-  }
-
-  iterator(): Iterable<[K, V]> {
-    return [...(this.live()?.m.values() ?? [])].map((r) => [r[0] as K, r[1] as V]);
-  }
-
-  exists(): boolean {
-    return this.live() !== null;
   }
 }

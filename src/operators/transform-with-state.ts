@@ -18,14 +18,12 @@ import {
   type KeyEntry,
   keyEntryCodec,
   keyText,
-  ListStateImpl,
-  MapStateImpl,
   migrateLegacyEntries,
   NO_TIMERS,
   StateScope,
-  ValueStateImpl,
 } from './processor-state.js';
 import { rowTime } from './row-time.js';
+import { ListStateImpl, MapStateImpl, ValueStateImpl } from './state-variables.js';
 
 class Times implements TimerValues, ExpiredTimer {
   constructor(

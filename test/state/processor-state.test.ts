@@ -6,8 +6,8 @@ import {
   migrateLegacyEntries,
   NO_TIMERS,
   StateScope,
-  ValueStateImpl,
 } from '../../src/operators/processor-state.js';
+import { ValueStateImpl } from '../../src/operators/state-variables.js';
 import { InMemoryStateStore } from '../../src/state/state-store.js';
 import { TimeIndex } from '../../src/state/time-index.js';
 
