@@ -1,3 +1,4 @@
+import type { QueryOptions } from '../api/query-options.js';
 import { type AnalyzedPlan, describeOperator, type PlannedOperator, type PlannedSource } from './analyze.js';
 import type { KeySpec, NodeKind } from './nodes.js';
 
@@ -17,6 +18,12 @@ export type StageOutput =
       readonly partitioning: 'hash' | 'forward';
       /** The operator that asked for the shuffle (named in errors from the key function). */
       readonly operator: PlannedOperator;
+      /**
+       * The only columns the next stage reads, or null for whole rows. Rows cross the shuffle with
+       * just these (Spark's column pruning before an exchange): an aggregation reads its keys, its
+       * window's column and its aggregates' columns, and builds its output rows from them alone.
+       */
+      readonly columns: readonly string[] | null;
     }
   | { readonly kind: 'sink' };
 
@@ -49,6 +56,17 @@ export interface PhysicalPlan {
 /** Settings the physical plan depends on, resolved by the driver and passed to every worker. */
 export interface PhysicalSettings {
   readonly defaultShufflePartitions: number;
+  /** Rows cross every shuffle whole: see {@link keepsWholeRows}. */
+  readonly wholeRows: boolean;
+}
+
+/**
+ * Whether a query may keep a row as it came to a stateful operator — in the late rows
+ * (`onLateRow: 'sideOutput'`) or the dead letters (`onBadRecord: 'deadLetter'`): then no shuffle
+ * prunes columns (see StageOutput's `columns`).
+ */
+export function keepsWholeRows(options: Pick<QueryOptions, 'onLateRow' | 'onBadRecord'>): boolean {
+  return options.onLateRow === 'sideOutput' || options.onBadRecord === 'deadLetter';
 }
 
 interface MutableStage {
@@ -102,6 +120,21 @@ function keyedShuffle(op: PlannedOperator, settings: PhysicalSettings): { key: K
 }
 
 /**
+ * The columns a keyed operator reads from its input, when it reads nothing else of a row (see
+ * StageOutput's `columns`), unless the query keeps whole rows ({@link keepsWholeRows}).
+ */
+function columnsRead(op: PlannedOperator, settings: PhysicalSettings): readonly string[] | null {
+  const node = op.node;
+  if (node.kind !== 'aggregate' || settings.wholeRows) return null;
+  const columns = new Set(node.keys);
+  if (node.window !== undefined) columns.add(node.window.column);
+  for (const a of node.aggregates) if (a.spec.column !== undefined) columns.add(a.spec.column);
+  // A projection is a plain object: a column by that name would set its prototype instead.
+  if (columns.has('__proto__')) return null;
+  return Object.freeze([...columns]);
+}
+
+/**
  * Splits the plan into stages at shuffles. Deterministic: the driver and the workers compute the
  * same stages from the same plan and settings.
  */
@@ -135,6 +168,7 @@ export function planPhysical(plan: AnalyzedPlan, settings: PhysicalSettings): Ph
           key: node.key,
           partitioning: 'hash',
           operator: op,
+          columns: null,
         };
         break;
       }
@@ -142,7 +176,14 @@ export function planPhysical(plan: AnalyzedPlan, settings: PhysicalSettings): Ph
         const upstream = place(op.inputs[0]!);
         const { key, partitions } = keyedShuffle(op, settings);
         stage = newStage(stages, partitions, [{ kind: 'shuffle', fromStage: upstream.id }]);
-        upstream.output = { kind: 'shuffle', toStage: stage.id, key, partitioning: 'hash', operator: op };
+        upstream.output = {
+          kind: 'shuffle',
+          toStage: stage.id,
+          key,
+          partitioning: 'hash',
+          operator: op,
+          columns: columnsRead(op, settings),
+        };
         stage.chain.push(op);
         break;
       }
@@ -160,6 +201,7 @@ export function planPhysical(plan: AnalyzedPlan, settings: PhysicalSettings): Ph
             key: () => 0,
             partitioning: 'forward',
             operator: op,
+            columns: null,
           };
         }
         break;
@@ -176,7 +218,14 @@ export function planPhysical(plan: AnalyzedPlan, settings: PhysicalSettings): Ph
           sides.map((s) => ({ kind: 'shuffle', fromStage: s.id })),
         );
         for (const side of sides) {
-          side.output = { kind: 'shuffle', toStage: stage.id, key, partitioning: 'hash', operator: op };
+          side.output = {
+            kind: 'shuffle',
+            toStage: stage.id,
+            key,
+            partitioning: 'hash',
+            operator: op,
+            columns: null,
+          };
         }
         stage.chain.push(op);
         break;
@@ -238,7 +287,8 @@ export function explain(plan: AnalyzedPlan, physical: PhysicalPlan): string {
     lines.push(`Stage ${s.id} (${s.partitions} partition${s.partitions === 1 ? '' : 's'}) <- ${inputs}`);
     for (const op of s.chain) lines.push(`  ${describeOperator(op)}`);
     if (s.output.kind === 'shuffle') {
-      lines.push(`  -> hash shuffle by ${describeKey(s.output.key)} to stage ${s.output.toStage}`);
+      const columns = s.output.columns === null ? '' : ` (columns ${s.output.columns.join(', ')})`;
+      lines.push(`  -> hash shuffle by ${describeKey(s.output.key)} to stage ${s.output.toStage}${columns}`);
     } else {
       lines.push(`  -> sink ${plan.definition.sink.description} (${plan.definition.outputMode})`);
     }

@@ -56,6 +56,11 @@ describe('aggregation in real-time mode', () => {
       assert.ok(Math.abs(last.tail[0]! - 90) < 1, `p90 ${last.tail[0]}`);
       assert.ok(Math.abs(last.tail[1]! - 99) < 1, `p99 ${last.tail[1]}`);
       assert.match(q.deadLetters()[0]?.error.message ?? '', /non-negative numbers, got -1/);
+      assert.deepEqual(
+        q.deadLetters()[0]?.row,
+        { card: 'a', amount: -1, ts: 0 },
+        'a dead letter keeps the whole row, columns the aggregation does not read included',
+      );
     } finally {
       await q.stop();
     }

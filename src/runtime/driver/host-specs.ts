@@ -1,3 +1,4 @@
+import { keepsWholeRows } from '../../plan/physical.js';
 import type { HostSpec } from '../messages.js';
 import type { ClockSpec, ManualClock } from '../time/clock.js';
 import type { RuntimeConfig } from './query-runtime.js';
@@ -40,7 +41,10 @@ export function hostSpecs(
     params: config.params,
     kafkaLayouts: config.kafkaLayouts,
     fingerprint: config.fingerprint,
-    physical: { defaultShufflePartitions: config.defaultShufflePartitions },
+    physical: {
+      defaultShufflePartitions: config.defaultShufflePartitions,
+      wholeRows: keepsWholeRows(options),
+    },
     bells: run.bells,
     control: run.control,
     clock: clockSpec,

@@ -16,7 +16,7 @@ import {
   checkSourceEvolution,
 } from '../../plan/analyze.js';
 import { planFingerprint } from '../../plan/fingerprint.js';
-import { planPhysical } from '../../plan/physical.js';
+import { keepsWholeRows, planPhysical } from '../../plan/physical.js';
 import { importJob, type JobLocation, jobUrlOf, planJob } from '../job-loader.js';
 import { type Clock, ManualClock, SystemClock } from '../time/clock.js';
 import { measureWallOffset } from '../time/precise-time.js';
@@ -88,7 +88,7 @@ export async function startQuery(job: JobLocation, options: StartOptions = {}): 
   checkAsyncProgressTracking(plan, queryOptions);
   checkKafkaTransactions(plan);
   const defaultShufflePartitions = queryOptions.shufflePartitions ?? resolveWorkers(queryOptions);
-  const physical = planPhysical(plan, { defaultShufflePartitions });
+  const physical = planPhysical(plan, { defaultShufflePartitions, wholeRows: keepsWholeRows(queryOptions) });
   const wallOffset = measureWallOffset();
   let clock: Clock;
   if (options.clock === 'manual') clock = new ManualClock(undefined, options.clockStart ?? 0);

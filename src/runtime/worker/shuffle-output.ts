@@ -6,8 +6,25 @@ import { originArg, type RowMeta } from './row-meta.js';
 import { type TaskOutput, WriterSet } from './task-output.js';
 
 /**
+ * A row with only `columns` (the ones the next stage reads), as a new plain object; a column the
+ * row lacks stays absent. A value that is not an object is passed as it is.
+ */
+export function projectColumns(row: unknown, columns: readonly string[]): unknown {
+  if (typeof row !== 'object' || row === null) return row;
+  const from = row as Record<string, unknown>;
+  const out: Record<string, unknown> = {};
+  for (let i = 0; i < columns.length; i++) {
+    const c = columns[i]!;
+    const v = from[c];
+    if (v !== undefined) out[c] = v;
+  }
+  return out;
+}
+
+/**
  * Hash-partitions rows over the next stage: `stableHash(key) % partitions` picks the ring. Rows of
- * one key always take the same ring, so their order is kept.
+ * one key always take the same ring, so their order is kept. With `columns`, a row crosses with
+ * only those (the next stage reads nothing else): less to encode, copy and decode.
  */
 export class ShuffleOutput implements TaskOutput {
   private readonly set: WriterSet;
@@ -24,6 +41,7 @@ export class ShuffleOutput implements TaskOutput {
     private readonly op: OperatorRef,
     private readonly meta: RowMeta,
     private readonly ctx: OperatorContext,
+    private readonly columns: readonly string[] | null = null,
   ) {
     this.set = new WriterSet(rings);
     this.hash = keyHasher(key);
@@ -44,7 +62,8 @@ export class ShuffleOutput implements TaskOutput {
       this.ctx.badRecord(this.op, row, e);
       return;
     }
-    this.set.writers[h % this.n]!.writeData(row, originArg(m), m.sourceTime, m.readTime, m.origin);
+    const out = this.columns === null ? row : projectColumns(row, this.columns);
+    this.set.writers[h % this.n]!.writeData(out, originArg(m), m.sourceTime, m.readTime, m.origin);
   }
 
   marker(kind: number, value: number, arg = 0): void {

@@ -116,8 +116,17 @@ export class Task implements OperatorContext, SinkTask {
     this.sinkName = sink.description;
     if (stage.output.kind === 'shuffle') {
       const rings = spec.outputs.map((sab) => new RingProducer(sab, host.bells));
-      const { key, partitioning, operator } = stage.output;
-      this.output = new ShuffleOutput(rings, key, partitioning, spec.partition, operator, this.meta, this);
+      const { key, partitioning, operator, columns } = stage.output;
+      this.output = new ShuffleOutput(
+        rings,
+        key,
+        partitioning,
+        spec.partition,
+        operator,
+        this.meta,
+        this,
+        columns,
+      );
     } else {
       this.output = new SinkOutput(createSinkRuntime(sink, host, this), this, host);
     }
