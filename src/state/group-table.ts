@@ -4,6 +4,7 @@ import {
   type KeyGroupSource,
   RestoredByKeyGroup,
 } from './key-groups.js';
+import { KeyIds } from './key-ids.js';
 import type { CheckpointedStore, StateStoreMetrics } from './state-store.js';
 import { TableFreeze } from './table-freeze.js';
 import { compositeKey, TableStaging } from './table-staging.js';
@@ -53,10 +54,11 @@ export class GroupTable extends RestoredByKeyGroup implements CheckpointedStore 
   /** The highest watermark windows were evicted at: groups of them a restore loads are dropped. */
   private evictedUpTo = Number.NEGATIVE_INFINITY;
 
-  // Interned keys: strings, numbers, booleans and null by value, other values by their JSON.
-  private readonly ids = new Map<unknown, number>();
-  private readonly objectIds = new Map<string, number>();
-  private values: unknown[] = [];
+  /** Interned keys: strings, numbers, booleans and null by value, other values by their JSON. */
+  private readonly keys = new KeyIds();
+  /** The last key {@link find} looked for, and its id (−1: not interned), for {@link add}. */
+  private foundKey: unknown;
+  private foundId = -1;
   /** Per key id: windows holding it; the checkpoint after which it may be purged; its characters. */
   private refs: Int32Array = new Int32Array(1024);
   private purgeAfter: Int32Array = new Int32Array(1024);
@@ -110,7 +112,9 @@ export class GroupTable extends RestoredByKeyGroup implements CheckpointedStore 
 
   /** The slot of key `v` in `slab`, or −1 (a lazy restore loads the key's group first). */
   find(slab: WindowSlab, v: unknown): number {
-    const id = this.idOf(v);
+    const id = this.keys.find(v);
+    this.foundKey = v;
+    this.foundId = id;
     const slot = id < 0 ? -1 : slab.find(id);
     if (slot >= 0 || this.loading === null) return slot;
     const group = slab.keyGroup(v);
@@ -121,7 +125,8 @@ export class GroupTable extends RestoredByKeyGroup implements CheckpointedStore 
 
   /** Adds the group of key `v` (absent from `slab`) with `states`; returns its slot. */
   add(slab: WindowSlab, v: unknown, states: readonly unknown[]): number {
-    const id = this.intern(v);
+    // After find(v), as a row's new group is: its key's id is known (no purge runs in between).
+    const id = v === this.foundKey && this.foundId >= 0 ? this.foundId : this.intern(v);
     const slot = this.insert(slab, id, states);
     if (this.tracking) slab.markDirty(slot);
     this.updates++;
@@ -147,7 +152,7 @@ export class GroupTable extends RestoredByKeyGroup implements CheckpointedStore 
 
   /** The key value of a key id. */
   keyValue(id: number): unknown {
-    return this.values[id];
+    return this.keys.value(id);
   }
 
   /** Purges a few idle key ids when the idle ones outnumber the live ones (see the class comment). */
@@ -165,32 +170,22 @@ export class GroupTable extends RestoredByKeyGroup implements CheckpointedStore 
     return slot;
   }
 
-  private idOf(v: unknown): number {
-    if (typeof v === 'string' || typeof v === 'number') return this.ids.get(v) ?? -1;
-    if (v === null || v === undefined) return this.ids.get(null) ?? -1;
-    if (typeof v === 'object') return this.objectIds.get(JSON.stringify(v)) ?? -1;
-    return this.ids.get(v) ?? -1;
-  }
-
   private intern(v: unknown): number {
-    const known = this.idOf(v);
+    const known = this.keys.find(v);
     if (known >= 0) return known;
     let id = this.free.pop();
     if (id === undefined) {
-      id = this.values.length;
-      this.values.push(undefined);
+      id = this.keys.span;
       if (id === this.refs.length) {
         this.refs = grownInts(this.refs, id * 2);
         this.purgeAfter = grownInts(this.purgeAfter, id * 2);
         this.chars = grownInts(this.chars, id * 2);
       }
     }
-    this.values[id] = v;
+    this.keys.set(v, id);
     this.refs[id] = 0;
     this.chars[id] = keyTextChars(v);
     this.idle++;
-    if (typeof v === 'object' && v !== null) this.objectIds.set(JSON.stringify(v), id);
-    else this.ids.set(v === undefined ? null : v, id);
     return id;
   }
 
@@ -203,20 +198,19 @@ export class GroupTable extends RestoredByKeyGroup implements CheckpointedStore 
 
   private purgeSome(budget: number): void {
     const done = this.freezes.length === 0 ? this.seq : this.freezes[0]!.seq - 1;
-    const values = this.values;
+    const span = this.keys.span;
     let at = this.purgeAt;
-    for (; budget > 0 && at < values.length; budget--, at++) {
+    for (; budget > 0 && at < span; budget--, at++) {
       // Free ids hold −1.
       if (this.refs[at] !== 0 || this.purgeAfter[at]! > done) continue;
-      const v = values[at];
-      if (typeof v === 'object' && v !== null) this.objectIds.delete(JSON.stringify(v));
-      else this.ids.delete(v === undefined ? null : v);
-      values[at] = undefined;
+      this.keys.delete(at);
       this.refs[at] = -1;
       this.free.push(at);
       this.idle--;
     }
-    this.purgeAt = at < values.length ? at : -1;
+    this.purgeAt = at < span ? at : -1;
+    this.foundKey = undefined;
+    this.foundId = -1;
   }
 
   // --- windows ----------------------------------------------------------------------------------
@@ -244,7 +238,7 @@ export class GroupTable extends RestoredByKeyGroup implements CheckpointedStore 
       this.drop(slab);
     }
     this.firstEnd = first;
-    const live = this.values.length - this.free.length - this.idle;
+    const live = this.keys.span - this.free.length - this.idle;
     if (this.purgeAt < 0 && this.idle > live + this.idleSlack) this.purgeAt = 0;
   }
 
@@ -282,7 +276,7 @@ export class GroupTable extends RestoredByKeyGroup implements CheckpointedStore 
   }
 
   metrics(): StateStoreMetrics {
-    const keys = this.values.length - this.free.length - this.idle;
+    const keys = this.keys.span - this.free.length - this.idle;
     return {
       numRowsTotal: this.size,
       numRowsUpdated: this.updates,
@@ -303,7 +297,7 @@ export class GroupTable extends RestoredByKeyGroup implements CheckpointedStore 
   *entries(): IterableIterator<[string, { keys: unknown[]; start: number; end: number; states: unknown[] }]> {
     for (const slab of this.windows()) {
       for (let s = 0; s < slab.n; s++) {
-        const v = this.values[slab.keyIds[s]!];
+        const v = this.keys.value(slab.keyIds[s]!);
         yield [
           compositeKey(slab.start, v),
           { keys: [v], start: slab.start, end: slab.end, states: slab.states.map((c) => c[s]) },
