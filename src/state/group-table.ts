@@ -49,6 +49,8 @@ export class GroupTable extends RestoredByKeyGroup implements CheckpointedStore 
   private readonly slabs = new Map<number, WindowSlab>();
   private lastStart = Number.NaN;
   private lastSlab: WindowSlab | null = null;
+  /** A dropped window kept for the next new one (see WindowSlab.reuse). */
+  private spare: WindowSlab | null = null;
   /** The earliest end of a live window (Infinity: none). */
   private firstEnd = Number.POSITIVE_INFINITY;
   /** The highest watermark windows were evicted at: groups of them a restore loads are dropped. */
@@ -100,11 +102,7 @@ export class GroupTable extends RestoredByKeyGroup implements CheckpointedStore 
   slab(start: number, end: number): WindowSlab {
     if (start === this.lastStart) return this.lastSlab!;
     let slab = this.slabs.get(start);
-    if (slab === undefined) {
-      slab = new WindowSlab(start, end, this.aggregates);
-      this.slabs.set(start, slab);
-      if (end < this.firstEnd) this.firstEnd = end;
-    }
+    if (slab === undefined) slab = this.newSlab(start, end);
     this.lastStart = start;
     this.lastSlab = slab;
     return slab;
@@ -160,11 +158,27 @@ export class GroupTable extends RestoredByKeyGroup implements CheckpointedStore 
     if (this.purgeAt >= 0) this.purgeSome(16);
   }
 
+  /** A live window [start, end): a dropped one reused if there is one (see WindowSlab.reuse). */
+  private newSlab(start: number, end: number): WindowSlab {
+    const spare = this.spare;
+    let slab: WindowSlab;
+    if (spare !== null) {
+      this.spare = null;
+      spare.reuse(start, end);
+      slab = spare;
+    } else {
+      slab = new WindowSlab(start, end, this.aggregates);
+    }
+    this.slabs.set(start, slab);
+    if (end < this.firstEnd) this.firstEnd = end;
+    return slab;
+  }
+
   private insert(slab: WindowSlab, id: number, states: readonly unknown[]): number {
     if (this.refs[id]++ === 0) this.idle--;
     const slot = slab.insert(id);
     const columns = slab.states;
-    for (let c = 0; c < columns.length; c++) columns[c]!.push(states[c]);
+    for (let c = 0; c < columns.length; c++) columns[c]![slot] = states[c];
     slab.keyChars += slab.prefixChars + this.chars[id]!;
     this.groups++;
     return slot;
@@ -254,6 +268,10 @@ export class GroupTable extends RestoredByKeyGroup implements CheckpointedStore 
     this.removals += slab.n;
     slab.dirty = null;
     slab.dirtyList = [];
+    // A checkpoint still encoding the window keeps it as it is.
+    if (slab.marks.length === 0 && (this.spare === null || slab.keyIds.length > this.spare.keyIds.length)) {
+      this.spare = slab;
+    }
   }
 
   /** Live windows, in creation order (everything loaded first). */
@@ -365,12 +383,7 @@ export class GroupTable extends RestoredByKeyGroup implements CheckpointedStore 
   }
 
   private restoreGroup(v: unknown, start: number, end: number, states: readonly unknown[]): void {
-    let slab = this.slabs.get(start);
-    if (slab === undefined) {
-      slab = new WindowSlab(start, end, this.aggregates);
-      this.slabs.set(start, slab);
-      if (end < this.firstEnd) this.firstEnd = end;
-    }
+    const slab = this.slabs.get(start) ?? this.newSlab(start, end);
     this.insert(slab, this.intern(v), states);
   }
 

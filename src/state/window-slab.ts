@@ -6,7 +6,8 @@ import { compositeKey } from './table-staging.js';
  * One time window of a {@link GroupTable} (or the only one, start 0, of an aggregation without a
  * window): its groups in slots 0..n−1, created in that order. A slot's key is an interned key id;
  * its aggregate states are one JS array per aggregate (numbers stay unboxed in them), so a group
- * is no object at all, and a window that closes is dropped whole.
+ * is no object at all, and a window that closes is dropped whole. The state arrays may be longer
+ * than n (a reused window): only slots below n hold groups.
  */
 export class WindowSlab {
   n = 0;
@@ -26,20 +27,44 @@ export class WindowSlab {
   /** Micro-batch mode: slots changed in the current batch. */
   batch: Uint8Array | null = null;
   /** Characters of the composite key before the key's own: `s<start>|`. */
-  readonly prefixChars: number;
+  prefixChars = 0;
   /** FNV-1a over `s<start>|` and `n<start>|`: a key group is hashed on from there. */
-  private readonly stringPrefix: number;
-  private readonly numberPrefix: number;
+  private stringPrefix = 0;
+  private numberPrefix = 0;
 
   constructor(
-    readonly start: number,
-    readonly end: number,
+    public start: number,
+    public end: number,
     aggregates: number,
   ) {
     this.states = Array.from({ length: aggregates }, () => []);
+    this.setBounds(start, end);
+  }
+
+  private setBounds(start: number, end: number): void {
+    this.start = start;
+    this.end = end;
     this.prefixChars = String(start).length + 2;
     this.stringPrefix = fnv(FNV_START, `s${start}|`);
     this.numberPrefix = fnv(FNV_START, `n${start}|`);
+  }
+
+  /**
+   * Empties a dropped window for reuse as the window [start, end), keeping its arrays at the size
+   * they grew to. Each new window would otherwise grow its own, doubling, a few MB a second at
+   * E2's rates, most of it in large-object space: old-generation garbage that brings a full
+   * collection every few seconds. Nothing may hold the window any more (no checkpoint's marks).
+   */
+  reuse(start: number, end: number): void {
+    this.setBounds(start, end);
+    // Slots are written by index from 0 again; the old states are let go of now.
+    for (const column of this.states) column.fill(0, 0, this.n);
+    this.n = 0;
+    this.table.fill(0);
+    this.keyChars = 0;
+    this.dirty = null;
+    this.dirtyList = [];
+    this.batch = null;
   }
 
   /** The key group of key `v`'s group in this window: its composite key's, without building it. */

@@ -105,6 +105,31 @@ describe('GroupTable', () => {
     assert.deepEqual(compositeKey(5, null), '[5,null]');
   });
 
+  it('reuses a closed window for the next one, which starts empty, unless a checkpoint still holds it', () => {
+    const t = table();
+    for (let card = 0; card < 100; card++) row(t, card, 0);
+    const first = t.slab(0, 1000);
+    t.evictUpTo(1000, null);
+    row(t, 7, 1000);
+    const second = t.slab(1000, 2000);
+    assert.equal(second, first, 'the closed window is the new one');
+    assert.equal(second.keyIds.length >= 100, true, 'its arrays kept their size');
+    assert.deepEqual(content(t), {
+      's1000|card-7': JSON.stringify({ keys: ['card-7'], start: 1000, end: 2000, states: [1, [7, 1]] }),
+    });
+    // A checkpoint that has not encoded the window yet keeps it: the next window is a new one.
+    const freeze = t.beginCheckpoint(true);
+    t.evictUpTo(2000, null);
+    row(t, 8, 2000);
+    assert.notEqual(t.slab(2000, 3000), second);
+    freeze.encodeSome(Number.POSITIVE_INFINITY);
+    assert.deepEqual(
+      drained(freeze).map(([k]) => k),
+      ['s1000|card-7'],
+      'the checkpoint encodes the window as it was',
+    );
+  });
+
   it('forgets keys no window holds once they outnumber the live ones, and reuses their ids', () => {
     const t = table(0);
     for (let w = 0; w < 6; w++) {
