@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { runBench } from '../../../src/cli/bench/index.js';
 import { renderWindowedCountReport } from '../../../src/cli/bench/millrace-report.js';
-import { keyedPayment } from '../../../src/cli/bench/payments.js';
+import { keyedPayment, numbered } from '../../../src/cli/bench/payments.js';
 import type { WindowedCountResult } from '../../../src/cli/bench/windowed-count.js';
 import { ExitCode } from '../../../src/cli/io.js';
 import { fakeIO } from './fake-io.js';
@@ -144,5 +144,12 @@ describe('the keyed payments of windowed-count', () => {
     }
     assert.equal(cards.size, 100);
     for (const c of cards) assert.match(c, /^card-\d{1,2}$/);
+  });
+
+  it('number their cards and transactions with the same text as String(n)', () => {
+    for (const n of [0, 7, 999, 1000, 1001, 20_304, 999_999, 1_000_000, 123_456_789, 2 ** 40 + 5]) {
+      assert.equal(numbered('card-', n), `card-${n}`);
+    }
+    assert.equal(keyedPayment(100, 2)(1, 123_456, 0).txId, 'tx-1-123456');
   });
 });
