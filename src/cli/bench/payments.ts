@@ -1,3 +1,5 @@
+import { numbered } from '../../util/numbered.js';
+
 /**
  * The card-payment record of every benchmark scenario (BENCH.md: `{ txId, cardId, merchant, amount,
  * currency, country, ts }`, ≈ 64–90 bytes encoded), and the stateless work done on it. Millrace's
@@ -75,27 +77,6 @@ export function mix32(n: number): number {
   h = Math.imul(h ^ (h >>> 16), 0x85ebca6b);
   h = Math.imul(h ^ (h >>> 13), 0xc2b2ae35);
   return (h ^ (h >>> 16)) >>> 0;
-}
-
-/** Decimal text of 0..999, and of 000..999 (three digits). */
-const UP_TO_999 = Array.from({ length: 1000 }, (_, i) => String(i));
-const THREE_DIGITS = UP_TO_999.map((d) => d.padStart(3, '0'));
-
-/**
- * `prefix` followed by the decimal text of `n` (a non-negative integer), as a new string — the same
- * text as `${prefix}${n}`, built by concatenating table entries instead.
- *
- * Why: V8 keeps the strings of Number → String conversions in a cache, an old-generation array.
- * Every miss (every new card or transaction number) stores a new young string there, and each
- * scavenge must then copy up to 16 384 of them and visit as many slots: ≈ 4 ms per scavenge in
- * a worker of the windowed count, whatever its state, and the survivors, promoted, fill the old
- * generation (a full collection every ≈ 2 s). A source reading rows from Kafka or files creates
- * its strings by decoding, without that cache, so the benchmarks' rows are made the same way.
- * The strings are still new and unhashed, as decoded ones are.
- */
-export function numbered(prefix: string, n: number): string {
-  if (n < 1000) return prefix + UP_TO_999[n]!;
-  return numbered(prefix, Math.floor(n / 1000)) + THREE_DIGITS[n % 1000]!;
 }
 
 function paymentRow(partition: number, offset: number, n: number, cardId: string, ts: number): Payment {

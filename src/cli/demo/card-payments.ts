@@ -17,6 +17,7 @@
  */
 
 import { fmix32 } from '../../runtime/partitioner.js';
+import { numbered } from '../../util/numbered.js';
 
 export interface Payment {
   txId: string;
@@ -77,7 +78,7 @@ function uniform(seed: number, k: number): number {
 }
 
 export function cardName(card: number): string {
-  return `card-${card.toString().padStart(6, '0')}`;
+  return numbered('card-', card, 6);
 }
 
 /** A card's usual spend, from its id: what the amount-spike rule compares against. */
@@ -114,8 +115,9 @@ export class CardPaymentStream {
   /** The payment at `offset` of `partition`, scheduled at `ts`. */
   readonly generate = (partition: number, offset: number, ts: number): Payment => {
     const seed = mix(partition + 1, offset);
-    const txId = `tx-${partition}-${offset}`;
-    const merchant = `m-${mix(seed, 3) % MERCHANTS}`;
+    // Ids are built without Number → String conversions: see numbered().
+    const txId = numbered(`${numbered('tx-', partition)}-`, offset);
+    const merchant = numbered('m-', mix(seed, 3) % MERCHANTS);
     const hit = this.incidentAt(partition, offset);
     if (hit === null) {
       const card = partition * this.rate * CLEAN_CYCLE_S + (offset % (this.rate * CLEAN_CYCLE_S));

@@ -5,9 +5,10 @@ import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { runBench } from '../../../src/cli/bench/index.js';
 import { renderWindowedCountReport } from '../../../src/cli/bench/millrace-report.js';
-import { keyedPayment, numbered } from '../../../src/cli/bench/payments.js';
+import { keyedPayment } from '../../../src/cli/bench/payments.js';
 import type { WindowedCountResult } from '../../../src/cli/bench/windowed-count.js';
 import { ExitCode } from '../../../src/cli/io.js';
+import { numbered } from '../../../src/util/numbered.js';
 import { fakeIO } from './fake-io.js';
 
 describe('millrace bench windowed-count', () => {
@@ -150,6 +151,8 @@ describe('the keyed payments of windowed-count', () => {
     for (const n of [0, 7, 999, 1000, 1001, 20_304, 999_999, 1_000_000, 123_456_789, 2 ** 40 + 5]) {
       assert.equal(numbered('card-', n), `card-${n}`);
     }
+    assert.equal(numbered('card-', 42, 6), 'card-000042');
+    assert.equal(numbered('card-', 1_234_567, 6), 'card-1234567', 'a longer number is not cut');
     assert.equal(keyedPayment(100, 2)(1, 123_456, 0).txId, 'tx-1-123456');
   });
 });
