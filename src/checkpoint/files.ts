@@ -54,13 +54,18 @@ export function writeFileAtomic(path: string, payload: Uint8Array): Promise<void
  * Writes the concatenation of `chunks` (with its checksum) to `path` atomically and durably, one
  * chunk at a time: a large file never needs one large buffer, nor one long synchronous step.
  */
-export async function writeChunksAtomic(path: string, chunks: readonly Uint8Array[]): Promise<void> {
+export async function writeChunksAtomic(
+  path: string,
+  chunks: readonly Uint8Array[],
+  /** The chunks' CRC-32, when the caller computed it as it made them. */
+  knownCrc?: number,
+): Promise<void> {
   const dir = dirname(path);
   const temp = join(dir, `.${basename(path)}.${randomBytes(6).toString('hex')}.tmp`);
   const handle = await open(temp, 'w');
   try {
-    let crc = 0;
-    for (const chunk of chunks) crc = crc32(chunk, crc);
+    let crc = knownCrc ?? 0;
+    if (knownCrc === undefined) for (const chunk of chunks) crc = crc32(chunk, crc);
     const trailer = Buffer.concat([TRAILER_PREFIX, Buffer.from(`${crc.toString(16).padStart(8, '0')}\n`)]);
     await writeAll(handle, [...chunks, trailer]);
     await handle.sync();

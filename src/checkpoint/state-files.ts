@@ -84,9 +84,11 @@ export function packRemovalsPiece(group: number, keys: readonly string[]): [Buff
   return [pieceHead('R', group, keys.length, bytes.length), bytes];
 }
 
-/** Packs a group table's entries of one key group (format 4), as {@link packEntriesPiece} does. */
-export function packTablePiece(group: number, count: number, values: unknown): [Buffer, Buffer] {
-  const bytes = Buffer.from(packr.pack(values));
+/**
+ * A group table's entries of one key group (format 4), already msgpack (the table's checkpoint
+ * writes them as it walks, see MsgpackWriter): the piece's head, then its bytes.
+ */
+export function packTablePiece(group: number, count: number, bytes: Uint8Array): [Buffer, Uint8Array] {
   return [pieceHead('T', group, count, bytes.length), bytes];
 }
 

@@ -1,5 +1,6 @@
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
+import { crc32 } from 'node:zlib';
 import { writeChunksAtomic } from '../checkpoint/files.js';
 import {
   decodeStatePiece,
@@ -31,7 +32,9 @@ interface Job {
   readonly epoch: number;
   readonly header: StateFileHeader;
   readonly freeze: StateCheckpoint;
-  readonly chunks: Buffer[];
+  readonly chunks: Uint8Array[];
+  /** CRC-32 of the chunks so far, computed as each is added (not all at once when written). */
+  crc: number;
   entries: number;
   /** Every key is encoded: what slices are left pack the key groups' last entries. */
   encoded: boolean;
@@ -188,10 +191,12 @@ export class StateCheckpointer {
       epoch,
       header,
       freeze: this.store.beginCheckpoint(full),
-      chunks: [packStatePiece(header)],
+      chunks: [],
+      crc: 0,
       entries: 0,
       encoded: false,
     });
+    add(this.jobs.at(-1)!, [packStatePiece(header)]);
     if (this.jobs.length >= CATCH_UP_JOBS) this.schedule();
   }
 
@@ -252,10 +257,11 @@ export class StateCheckpointer {
   private pack(job: Job, chunks: readonly EncodedChunk[]): void {
     for (const chunk of chunks) {
       job.entries += chunk.count;
-      job.chunks.push(
-        ...(chunk.keys === null
-          ? packTablePiece(chunk.group, chunk.count, chunk.values)
-          : packEntriesPiece(chunk.group, chunk.keys, chunk.values)),
+      add(
+        job,
+        chunk.keys === null
+          ? packTablePiece(chunk.group, chunk.count, chunk.values as Uint8Array)
+          : packEntriesPiece(chunk.group, chunk.keys, chunk.values),
       );
     }
   }
@@ -275,13 +281,13 @@ export class StateCheckpointer {
     removed.forEach((keys, group) => {
       if (keys.length === 0) return;
       removals += keys.length;
-      job.chunks.push(...packRemovalsPiece(group, keys));
+      add(job, packRemovalsPiece(group, keys));
     });
     if (evictedUpTo !== undefined && evictedUpTo !== null) {
       removals++;
-      job.chunks.push(...packEvictionPiece(evictedUpTo));
+      add(job, packEvictionPiece(evictedUpTo));
     }
-    job.chunks.push(packStatePiece(['end', job.entries, removals, totals.size, totals.keyChars]));
+    add(job, [packStatePiece(['end', job.entries, removals, totals.size, totals.keyChars])]);
     if (!this.made) {
       mkdirSync(this.dir, { recursive: true });
       this.made = true;
@@ -289,7 +295,7 @@ export class StateCheckpointer {
     const path = join(this.dir, stateFileName(job.header.version, job.header.kind));
     // In order: a failed write fails the task, and the writes after it are not reported durable.
     this.lastWrite = this.lastWrite.then(() =>
-      writeChunksAtomic(path, job.chunks).then(() => this.hooks.durable(job.epoch)),
+      writeChunksAtomic(path, job.chunks, job.crc).then(() => this.hooks.durable(job.epoch)),
     );
     this.lastWrite.catch((e: unknown) => this.hooks.failed(e));
   }
@@ -299,5 +305,13 @@ export class StateCheckpointer {
     this.stopped = true;
     while (this.jobs.length > 0) this.finishJob();
     await this.lastWrite.catch(() => {});
+  }
+}
+
+/** Adds chunks to a job's file, and to its CRC (a snapshot's 7 MB at once stopped rows for ≈ 5 ms). */
+function add(job: Job, chunks: readonly Uint8Array[]): void {
+  for (const c of chunks) {
+    job.chunks.push(c);
+    job.crc = crc32(c, job.crc);
   }
 }

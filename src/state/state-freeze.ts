@@ -39,6 +39,7 @@ export interface EncodedChunk {
   /** The entries' keys; null for a group table's entries, which keep none (a `T` piece). */
   readonly keys: string[] | null;
   readonly count: number;
+  /** The entries' values as one chunk; for a group table's entries, its `T` piece's msgpack bytes. */
   readonly values: unknown;
 }
 

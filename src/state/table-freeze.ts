@@ -5,6 +5,7 @@
  */
 import type { GroupTable } from './group-table.js';
 import { KEY_GROUPS } from './key-groups.js';
+import { MsgpackWriter } from './msgpack-writer.js';
 import { PieceBuffers } from './piece-buffers.js';
 import type { EncodedChunk, StateCheckpoint } from './state-store.js';
 import type { WindowSlab } from './window-slab.js';
@@ -17,23 +18,35 @@ interface Held {
   readonly list: readonly number[] | null;
 }
 
-/** Groups of one key group encoded and not packed yet: a `T` piece's columns (see state-files.ts). */
+/**
+ * Groups of one key group encoded and not handed over yet: a `T` piece's columns (see
+ * state-files.ts), written as msgpack as the groups come (see MsgpackWriter).
+ */
 class PieceBuilder {
   count = 0;
-  readonly keyColumn: unknown[] = [];
+  readonly keyColumn = new MsgpackWriter(1024);
   /** Runs `[start, end, count, ...]` of consecutive entries of one window. */
   readonly windows: number[] = [];
-  readonly stateColumns: unknown[][];
+  readonly stateColumns: MsgpackWriter[];
   constructor(aggregates: number) {
-    this.stateColumns = Array.from({ length: aggregates }, () => []);
+    this.stateColumns = Array.from({ length: aggregates }, () => new MsgpackWriter(256));
   }
+  /** The piece: the msgpack of `[keyColumn, windows, stateColumns]`. */
   chunk(group: number): EncodedChunk {
-    return {
-      group,
-      keys: null,
-      count: this.count,
-      values: [this.keyColumn, this.windows, this.stateColumns],
-    };
+    let size = this.keyColumn.length + 9 * this.windows.length + 32;
+    for (const c of this.stateColumns) size += c.length + 5;
+    const out = new MsgpackWriter(size);
+    out.arrayHeader(3);
+    out.arrayHeader(this.count);
+    out.raw(this.keyColumn.written());
+    out.arrayHeader(this.windows.length);
+    for (const w of this.windows) out.number(w);
+    out.arrayHeader(this.stateColumns.length);
+    for (const c of this.stateColumns) {
+      out.arrayHeader(this.count);
+      out.raw(c.written());
+    }
+    return { group, keys: null, count: this.count, values: out.written() };
   }
 }
 
@@ -109,9 +122,9 @@ export class TableFreeze implements StateCheckpoint {
     const last = w.length - 3;
     if (last >= 0 && w[last] === slab.start) w[last + 2]!++;
     else w.push(slab.start, slab.end, 1);
-    b.keyColumn.push(v);
+    b.keyColumn.value(v);
     const out = table.serializers;
-    for (let c = 0; c < out.length; c++) b.stateColumns[c]!.push(out[c]!(slab.states[c]![slot]));
+    for (let c = 0; c < out.length; c++) b.stateColumns[c]!.value(out[c]!(slab.states[c]![slot]));
     b.count++;
     this.pieces.added(group, b);
   }

@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import fc from 'fast-check';
+import { unpack } from 'msgpackr';
 import { agg } from '../../src/api/aggregates.js';
 import { compositeKey, GroupTable } from '../../src/state/group-table.js';
 import { KEY_GROUPS, keyGroupOf } from '../../src/state/key-groups.js';
@@ -44,7 +45,10 @@ function content(t: GroupTable): Record<string, string> {
 function drained(freeze: StateCheckpoint): [string, string][] {
   return freeze.drain(true).flatMap((chunk) => {
     assert.equal(chunk.keys, null);
-    const { keyColumn, starts, ends, stateColumns } = tableRows(chunk.values, chunk.count);
+    const { keyColumn, starts, ends, stateColumns } = tableRows(
+      unpack(chunk.values as Uint8Array),
+      chunk.count,
+    );
     return keyColumn.map((v, i): [string, string] => {
       const key = compositeKey(starts[i]!, v);
       assert.equal(keyGroupOf(key, KEY_GROUPS), chunk.group, 'a piece holds the entries of its key group');
