@@ -7,17 +7,10 @@ import {
 import { KeyIds } from './key-ids.js';
 import type { CheckpointedStore, StateStoreMetrics } from './state-store.js';
 import { TableFreeze } from './table-freeze.js';
-import { compositeKey, TableStaging } from './table-staging.js';
+import { compositeKey, keyTextChars, TableStaging } from './table-staging.js';
 import { grownInts, WindowSlab } from './window-slab.js';
 
 export { compositeKey, WindowSlab };
-
-/** The characters a key adds to its composite key (see compositeKey) after the window's prefix. */
-function keyTextChars(v: unknown): number {
-  if (typeof v === 'string') return v.length;
-  if (typeof v === 'number') return String(v).length;
-  return JSON.stringify(v ?? null).length + 1;
-}
 
 /** Key ids of a dropped window released per row (see GroupTable.releasing). */
 const RELEASE_PER_ROW = 64;

@@ -4,6 +4,13 @@
  * into their windows.
  */
 
+/** The characters a key adds to its composite key (see compositeKey) after the window's prefix. */
+export function keyTextChars(v: unknown): number {
+  if (typeof v === 'string') return v.length;
+  if (typeof v === 'number') return String(v).length;
+  return JSON.stringify(v ?? null).length + 1;
+}
+
 /**
  * A group's key in checkpoints: its window start and key value, as an InMemoryStateStore of groups
  * keys it (`s<start>|<string>`, `n<start>|<number>`, JSON for other values). Key groups are those
