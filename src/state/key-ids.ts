@@ -144,7 +144,7 @@ export class KeyIds {
       if (old[at + 1] === 0) continue;
       let i = this.home(old[at]!);
       while (this.entries[i * STRIDE + 1] !== 0) i = (i + 1) & this.mask;
-      this.entries.set(old.subarray(at, at + STRIDE), i * STRIDE);
+      for (let k = 0; k < STRIDE; k++) this.entries[i * STRIDE + k] = old[at + k]!;
     }
   }
 
