@@ -1,5 +1,5 @@
 import type { OperatorContext, OperatorRef } from '../../operators/contract.js';
-import type { KeySpec } from '../../plan/nodes.js';
+import type { StageOutput } from '../../plan/physical.js';
 import type { RingProducer } from '../channel/spsc-ring.js';
 import { keyHasher } from '../partitioner.js';
 import { originArg, type RowMeta } from './row-meta.js';
@@ -32,21 +32,22 @@ export class ShuffleOutput implements TaskOutput {
   private readonly n: number;
   /** Forward partitioning: every row goes to this partition. */
   private readonly forwardTo: number;
+  private readonly op: OperatorRef;
+  private readonly columns: readonly string[] | null;
 
   constructor(
     rings: readonly RingProducer[],
-    key: KeySpec,
-    partitioning: 'hash' | 'forward',
+    output: Extract<StageOutput, { kind: 'shuffle' }>,
     producerPartition: number,
-    private readonly op: OperatorRef,
     private readonly meta: RowMeta,
     private readonly ctx: OperatorContext,
-    private readonly columns: readonly string[] | null = null,
   ) {
     this.set = new WriterSet(rings);
-    this.hash = keyHasher(key);
+    this.hash = keyHasher(output.key);
     this.n = rings.length;
-    this.forwardTo = partitioning === 'forward' ? producerPartition % this.n : -1;
+    this.forwardTo = output.partitioning === 'forward' ? producerPartition % this.n : -1;
+    this.op = output.operator;
+    this.columns = output.columns;
   }
 
   push(row: unknown): void {

@@ -2,7 +2,7 @@ import { performance } from 'node:perf_hooks';
 import { GeneratorSchedule } from '../../connectors/generator/reader.js';
 import { KafkaDeadLetterWriter } from '../../connectors/kafka/dead-letters.js';
 import type { GeneratorSourceSpec, KafkaSourceSpec } from '../../connectors/spec.js';
-import { ErrorCode, MillraceError, type SerializedError, serializeError } from '../../errors.js';
+import { ErrorCode, MillraceError, serializeError } from '../../errors.js';
 import type { OperatorContext, OperatorRef, RowSink, StatefulOperator } from '../../operators/contract.js';
 import { buildChain, isStateful } from '../../operators/index.js';
 import type { StaticIndex } from '../../operators/static-table.js';
@@ -17,7 +17,7 @@ import type { TaskCounters, TaskSpec } from '../messages.js';
 import type { HostContext } from './host-context.js';
 import { type InputChannel, InputSet } from './input-set.js';
 import { RowMeta, readOriginArg } from './row-meta.js';
-import { deadLetterOf, lateRowOf, rowLocation } from './row-problems.js';
+import { RowProblems, TaskFailure } from './row-problems.js';
 import { ShuffleOutput } from './shuffle-output.js';
 import { createSinkRuntime } from './sink-factory.js';
 import { SinkOutput, type SinkTask } from './sink-output.js';
@@ -27,13 +27,6 @@ import type { WatermarkTracker } from './watermark-tracker.js';
 
 /** Frames (or generated rows) a task handles per step before the host moves to its next task. */
 const STEP_BUDGET = 256;
-
-/** A failure already located and serialised by the task; the host reports it as is. */
-export class TaskFailure extends Error {
-  constructor(readonly serialized: SerializedError) {
-    super(serialized.message);
-  }
-}
 
 const NO_ERROR = Symbol('no error');
 
@@ -57,8 +50,7 @@ export class Task implements OperatorContext, SinkTask {
   sourceRows = 0;
   rowsIn = 0;
   rowsOut = 0;
-  skipped = 0;
-  deadLettered = 0;
+  private readonly problems: RowProblems;
   /** Next offset of this source partition (a source task's position). */
   sourceOffset = 0;
   backpressureMs = 0;
@@ -66,7 +58,6 @@ export class Task implements OperatorContext, SinkTask {
   private readonly inputs: InputSet;
   private readonly output: TaskOutput;
   private readonly head: RowSink;
-  /** Where the rows of each input channel go: the head, or a two-input operator's side. */
   /** Per input channel, where its rows go (the chain's head, or a side of a two-input operator). */
   private readonly heads: RowSink[];
   /** The stage's stateful operator, when it has one (it heads the chain). */
@@ -109,6 +100,7 @@ export class Task implements OperatorContext, SinkTask {
     this.index = spec.index;
     this.stageId = spec.stage;
     this.partition = spec.partition;
+    this.problems = new RowProblems(host, this);
     const stage: StagePlan = physical.stages[spec.stage]!;
     this.partitions = stage.partitions;
     this.inputs = new InputSet(spec.inputs.map((sab) => new RingConsumer(sab, host.bells)));
@@ -116,17 +108,7 @@ export class Task implements OperatorContext, SinkTask {
     this.sinkName = sink.description;
     if (stage.output.kind === 'shuffle') {
       const rings = spec.outputs.map((sab) => new RingProducer(sab, host.bells));
-      const { key, partitioning, operator, columns } = stage.output;
-      this.output = new ShuffleOutput(
-        rings,
-        key,
-        partitioning,
-        spec.partition,
-        operator,
-        this.meta,
-        this,
-        columns,
-      );
+      this.output = new ShuffleOutput(rings, stage.output, spec.partition, this.meta, this);
     } else {
       this.output = new SinkOutput(createSinkRuntime(sink, host, this), this, host);
     }
@@ -510,25 +492,7 @@ export class Task implements OperatorContext, SinkTask {
   // --- OperatorContext ---------------------------------------------------------------------
 
   badRecord(op: OperatorRef, row: unknown, error: unknown): void {
-    const location = rowLocation(op, this.stageId, this.partition, this.meta);
-    switch (this.host.onBadRecord) {
-      case 'fail':
-        throw new TaskFailure(serializeError(error, { ...location, userCode: true }));
-      case 'skip':
-        this.skipped++;
-        return;
-      case 'deadLetter': {
-        this.deadLettered++;
-        const letter = deadLetterOf(error, location, row, this.host.clock.now());
-        try {
-          this.host.result.writeValue(FrameKind.DEAD_LETTER, letter, this.index);
-        } catch {
-          // The row itself cannot be encoded (a function, a symbol...): keep its text instead.
-          this.host.result.writeValue(FrameKind.DEAD_LETTER, { ...letter, row: String(row) }, this.index);
-        }
-        return;
-      }
-    }
+    this.problems.badRecord(op, row, error);
   }
 
   watermark(): number {
@@ -546,13 +510,7 @@ export class Task implements OperatorContext, SinkTask {
   }
 
   lateRow(op: OperatorRef, row: unknown): void {
-    if (this.host.onLateRow !== 'sideOutput') return;
-    const location = rowLocation(op, this.stageId, this.partition, this.meta);
-    this.host.result.writeValue(
-      FrameKind.LATE_ROW,
-      lateRowOf(location, row, this.watermarks.watermark),
-      this.index,
-    );
+    this.problems.lateRow(op, row, this.watermarks.watermark);
   }
 
   staticTable(operatorId: number): StaticIndex {
@@ -620,8 +578,8 @@ export class Task implements OperatorContext, SinkTask {
       sourceRows: this.sourceRows,
       rowsIn: this.rowsIn,
       rowsOut: this.rowsOut,
-      skipped: this.skipped,
-      deadLettered: this.deadLettered,
+      skipped: this.problems.skipped,
+      deadLettered: this.problems.deadLettered,
       sourceOffset: this.isSource ? this.sourceOffset : -1,
       latestOffset: latest,
       epoch: this.epoch,

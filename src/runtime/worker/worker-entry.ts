@@ -6,8 +6,8 @@ import { planPhysical } from '../../plan/physical.js';
 import { importJob, planJob } from '../job-loader.js';
 import type { DriverMessage, HostMessage, HostSpec } from '../messages.js';
 import { Host } from './host.js';
+import { TaskFailure } from './row-problems.js';
 import { loadStaticTables } from './static-tables.js';
-import { TaskFailure } from './task.js';
 
 /**
  * The Piscina task that hosts a set of long-running tasks on this worker thread. It imports the
