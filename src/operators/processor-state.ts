@@ -1,11 +1,13 @@
-import type { InMemoryStateStore, StateCodec } from '../state/state-store.js';
+import type { PackedForm, PackedStore } from '../state/packed-store.js';
+import type { StateCodec } from '../state/state-store.js';
 import type { TimeIndex } from '../state/time-index.js';
 
 /**
  * The state of `transformWithState`, kept in one store per (operator, partition) so it is
  * checkpointed and restored like every operator's. One store entry per grouping key, under the
  * key's text (`keyText`): the values of its state variables, in the order the processor declares
- * them, and its timers. A row reads its key's entry once and writes it back once, if it changed.
+ * them, and its timers. Entries are kept packed ({@link PackedStore}, {@link keyEntryForm}): a row
+ * unpacks its key's entry once and packs it back once, if it changed.
  *
  * Values carry their expiry (processing time, ms; 0 without a TTL): a value whose expiry has
  * passed reads as absent, and is removed when read or when its key's sweep comes due. Each key has
@@ -46,6 +48,12 @@ function encodeVariable(x: VariableEntry | null): unknown {
   return 'm' in x ? { m: structuredClone([...x.m.values()]) } : structuredClone(x);
 }
 
+/** A variable's plain data: its checkpoint form, sharing the values (packed at once). */
+function plainVariable(x: VariableEntry | null): unknown {
+  if (x === null) return null;
+  return 'm' in x ? { m: [...x.m.values()] } : x;
+}
+
 function decodeVariable(d: unknown): VariableEntry | null {
   if (d === null || d === undefined) return null;
   const x = d as VariableEntry | { m: [unknown, unknown, number][] };
@@ -72,6 +80,27 @@ export const keyEntryCodec: StateCodec<KeyEntry> = {
   },
 };
 
+/**
+ * How entries are packed: their checkpoint form (see {@link keyEntryCodec}) plus the time of the
+ * key's sweep (`w`). Entries restored from a checkpoint are packed as the checkpoint holds them:
+ * entries of the layout before one entry per key unpack as they did, for
+ * {@link migrateLegacyEntries}.
+ */
+export const keyEntryForm: PackedForm<KeyEntry> = {
+  pack: (x) => ({ k: x.k, s: x.s.map(plainVariable), t: x.t, w: x.w }),
+  unpack: (d) => {
+    const x = keyEntryCodec.decode(d);
+    const w = (d as { w?: number }).w;
+    if (w !== undefined) x.w = w;
+    return x;
+  },
+  toCheckpoint: (d) => {
+    const x = d as { k: unknown; s?: unknown[]; t: number[] };
+    return Array.isArray(x.s) ? { k: x.k, s: x.s, t: x.t } : d;
+  },
+  fromCheckpoint: (d) => d,
+};
+
 /** Store key prefix of the timers of a key in checkpoints written before one entry per key. */
 const LEGACY_TIMERS = '#timers';
 
@@ -79,7 +108,7 @@ const LEGACY_TIMERS = '#timers';
  * Moves the entries of a checkpoint written before one entry per key (see {@link keyEntryCodec})
  * into one entry per key; the next checkpoint writes the change. Returns how many it moved.
  */
-export function migrateLegacyEntries(store: InMemoryStateStore<KeyEntry>, names: readonly string[]): number {
+export function migrateLegacyEntries(store: PackedStore<KeyEntry>, names: readonly string[]): number {
   const legacy: [string, unknown][] = [];
   for (const [k, x] of store.entries()) if (k.includes('\u0000')) legacy.push([k, x]);
   for (const [storeKey, x] of legacy) {
@@ -169,18 +198,19 @@ export class StateScope {
   private dirty = false;
 
   constructor(
-    readonly store: InMemoryStateStore<KeyEntry>,
+    readonly store: PackedStore<KeyEntry>,
     /** Sweeps of keys with a TTL: key texts by time. */
     readonly expiries: TimeIndex,
     private readonly variables: number,
   ) {}
 
-  begin(key: unknown, text: string, time: number): void {
+  /** Begins key `text`, with its entry when the caller has just read it (`read`). */
+  begin(key: unknown, text: string, time: number, read?: KeyEntry): void {
     this.key = key;
     this.text = text;
     this.time = time;
     this.dirty = false;
-    const x = this.store.get(text) ?? null;
+    const x = read ?? this.store.get(text) ?? null;
     if (x !== null && x.k === undefined) {
       x.k = key;
       this.dirty = true;
@@ -215,10 +245,7 @@ export class StateScope {
     this.rows += (value !== null ? 1 : 0) - (had ? 1 : 0);
   }
 
-  /**
-   * The key's entry changed in place. That is safe: a checkpoint in progress encoded the entry when
-   * the key was begun (copy on touch), and every key is begun before its handler runs.
-   */
+  /** The key's entry (its unpacked copy) changed in place: {@link end} packs it back. */
   changed(): void {
     this.dirty = true;
   }
@@ -264,23 +291,19 @@ export class StateScope {
     const x = this.store.get(text);
     if (x === undefined || x.w !== time) return; // gone, or superseded by an earlier sweep
     x.w = 0;
-    let changed = false;
     let next = Number.POSITIVE_INFINITY;
     for (let i = 0; i < x.s.length; i++) {
       const v = x.s[i]!;
       if (v === null) continue;
-      const before = 'm' in v ? v.m.size : -1;
       const live = liveVariable(v, now);
-      if (live !== v || ('m' in v && v.m.size !== before)) changed = true;
       x.s[i] = live;
       if (live === null) this.rows--;
       else next = Math.min(next, earliestExpiry(live));
     }
-    if (changed) {
-      if (holdsNothing(x)) this.store.remove(text);
-      else this.store.put(text, x);
-    }
     if (next !== Number.POSITIVE_INFINITY) this.scheduleSweep(x, text, next);
+    // Written back even when every value is alive: the time of its sweep changed.
+    if (holdsNothing(x)) this.store.remove(text);
+    else this.store.put(text, x);
   }
 
   /**
@@ -296,7 +319,10 @@ export class StateScope {
       let first = Number.POSITIVE_INFINITY;
       for (const v of x.s) if (v !== null) first = Math.min(first, earliestExpiry(v));
       x.w = 0;
-      if (first !== Number.POSITIVE_INFINITY) this.scheduleSweep(x, text, first);
+      if (first !== Number.POSITIVE_INFINITY) {
+        this.scheduleSweep(x, text, first);
+        this.store.put(text, x);
+      }
       for (const t of x.t) {
         times.push(t);
         texts.push(text);

@@ -49,7 +49,7 @@ export class ValueStateImpl<T> extends StateVariable implements ValueState<T> {
       this.scope.setVariable(this.index, { v: value, e });
       return;
     }
-    // In place (see StateScope.changed): a value written on every row allocates only itself.
+    // In the key's unpacked entry (see StateScope.changed), packed back when the handler ends.
     x.v = value;
     x.e = e;
     this.scope.changed();

@@ -11,12 +11,13 @@ import {
 import { isMicroBatch } from '../api/trigger.js';
 import type { AnalyzedPlan, PlannedOperator } from '../plan/analyze.js';
 import { partitionOf, stableHash } from '../runtime/partitioner.js';
-import { InMemoryStateStore } from '../state/state-store.js';
+import { PackedStore } from '../state/packed-store.js';
+import type { InMemoryStateStore } from '../state/state-store.js';
 import { TimeIndex } from '../state/time-index.js';
 import type { OperatorContext, RowSink, StatefulOperator, StateOperatorCounters } from './contract.js';
 import {
   type KeyEntry,
-  keyEntryCodec,
+  keyEntryForm,
   keyText,
   migrateLegacyEntries,
   NO_TIMERS,
@@ -57,7 +58,9 @@ class Times implements TimerValues, ExpiredTimer {
  */
 export class TransformWithStateOperator implements StatefulOperator {
   readonly stateful = true;
-  readonly store: InMemoryStateStore<KeyEntry>;
+  /** The keys and the handles of their packed entries (see {@link entries}): what is checkpointed. */
+  readonly store: InMemoryStateStore<number>;
+  private readonly entries = new PackedStore<KeyEntry>(keyEntryForm);
   private readonly processor: StatefulProcessor<unknown, unknown, unknown, unknown>;
   private readonly scope: StateScope;
   private readonly timers = new TimeIndex();
@@ -81,9 +84,8 @@ export class TransformWithStateOperator implements StatefulOperator {
     const above = plan.watermarksAbove[op.id]!;
     this.eventColumn =
       this.node.timeMode === 'eventTime' && above.length > 0 ? plan.watermarks[above[0]!]!.column : null;
-    // A key's entry: its variables' values (an object and its data each) and its timers.
-    this.store = new InMemoryStateStore<KeyEntry>(64 + 96 * this.node.states.length, keyEntryCodec);
-    this.scope = new StateScope(this.store, this.expiries, this.node.states.length);
+    this.store = this.entries.store;
+    this.scope = new StateScope(this.entries, this.expiries, this.node.states.length);
     this.processor = processorInstance(this.node.processor);
     const handle = this.handle(this.node.states);
     this.processor.handle = handle;
@@ -217,7 +219,7 @@ export class TransformWithStateOperator implements StatefulOperator {
   restored(): void {
     this.wasRestored = true;
     migrateLegacyEntries(
-      this.store,
+      this.entries,
       this.node.states.map((s) => s.name),
     );
     const { times, texts } = this.scope.restored();
@@ -225,7 +227,7 @@ export class TransformWithStateOperator implements StatefulOperator {
   }
 
   stateCounters(): StateOperatorCounters {
-    const m = this.store.metrics();
+    const m = this.entries.metrics();
     return {
       operatorId: this.op.id,
       operatorName: 'transformWithStateExec',
@@ -306,11 +308,11 @@ export class TransformWithStateOperator implements StatefulOperator {
     const watermark = this.ctx.watermark();
     const scope = this.scope;
     for (const [text, time] of due) {
-      const x = this.store.get(text);
+      const x = this.entries.get(text);
       const i = x === undefined ? -1 : x.t.indexOf(time);
       if (i < 0) continue; // deleted, or fired already
       const key = x!.k;
-      scope.begin(key, text, now);
+      scope.begin(key, text, now, x);
       try {
         this.dropTimer(i);
         const times = new Times(now, watermark, time);

@@ -1,26 +1,33 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
+import { pack, unpack } from 'msgpackr';
 import {
   type KeyEntry,
   keyEntryCodec,
+  keyEntryForm,
   migrateLegacyEntries,
   NO_TIMERS,
   StateScope,
 } from '../../src/operators/processor-state.js';
 import { ValueStateImpl } from '../../src/operators/state-variables.js';
-import { InMemoryStateStore } from '../../src/state/state-store.js';
+import { PackedStore } from '../../src/state/packed-store.js';
 import { TimeIndex } from '../../src/state/time-index.js';
 
 const NAMES = ['recent', 'last', 'tags'];
 
 /** What a restore of a checkpoint written before one entry per key loads: its entries, decoded. */
-function legacyStore(): InMemoryStateStore<KeyEntry> {
-  const store = new InMemoryStateStore<KeyEntry>(64, keyEntryCodec);
-  const load = (key: string, written: unknown) => store.put(key, keyEntryCodec.decode(written));
-  load('recent\u0000scard-1', { l: [1, 2], e: [5_000, 9_000] });
-  load('last\u0000scard-1', { v: { country: 'DE' }, e: 0 });
-  load('#timers\u0000scard-1', { k: 'card-1', t: [700, 900] });
-  load('tags\u0000scard-2', { m: [['a', 1, 3_000]] });
+function legacyStore(): PackedStore<KeyEntry> {
+  const store = new PackedStore(keyEntryForm);
+  store.store.loadChunk(
+    ['recent\u0000scard-1', 'last\u0000scard-1', '#timers\u0000scard-1', 'tags\u0000scard-2'],
+    [
+      { l: [1, 2], e: [5_000, 9_000] },
+      { v: { country: 'DE' }, e: 0 },
+      { k: 'card-1', t: [700, 900] },
+      { m: [['a', 1, 3_000]] },
+    ],
+    true,
+  );
   return store;
 }
 
@@ -59,23 +66,34 @@ describe("transformWithState's state", () => {
     ]);
   });
 
-  it('writes a key back once per handler, in place, and removes it once it holds nothing', () => {
-    const store = new InMemoryStateStore<KeyEntry>(64, keyEntryCodec);
+  it('writes a key back once per handler, keeps only what the handler wrote, and removes a key once it holds nothing', () => {
+    const store = new PackedStore(keyEntryForm);
     const scope = new StateScope(store, new TimeIndex(), 1);
-    const last = new ValueStateImpl<string>(scope, { name: 'last', kind: 'value', ttlMs: 1_000 }, 0);
+    const last = new ValueStateImpl<{ country: string }>(
+      scope,
+      { name: 'last', kind: 'value', ttlMs: 1_000 },
+      0,
+    );
     scope.begin('card-1', 'scard-1', 100);
-    last.update('DE');
+    last.update({ country: 'DE' });
     scope.end();
-    const entry = store.get('scard-1')!;
-    assert.deepEqual(keyEntryCodec.encode(entry), { k: 'card-1', s: [{ v: 'DE', e: 1_100 }], t: [] });
+    assert.deepEqual(keyEntryCodec.encode(store.get('scard-1')!), {
+      k: 'card-1',
+      s: [{ v: { country: 'DE' }, e: 1_100 }],
+      t: [],
+    });
     const updates = store.metrics().numRowsUpdated;
     scope.begin('card-1', 'scard-1', 200);
-    last.update('FR');
-    last.update('NL');
+    last.update({ country: 'FR' });
+    last.update({ country: 'NL' });
     scope.end();
     assert.equal(store.metrics().numRowsUpdated, updates + 1, 'one write for the handler');
-    assert.equal(store.get('scard-1'), entry, 'the same entry, changed in place');
-    assert.deepEqual(entry.s[0], { v: 'NL', e: 1_200 });
+    assert.deepEqual(store.get('scard-1')!.s[0], { v: { country: 'NL' }, e: 1_200 });
+    scope.begin('card-1', 'scard-1', 300);
+    last.get()!.country = 'PL'; // changed in place, never written back
+    scope.end();
+    assert.equal(store.metrics().numRowsUpdated, updates + 1, 'a read writes nothing');
+    assert.deepEqual(store.get('scard-1')!.s[0], { v: { country: 'NL' }, e: 1_200 });
     scope.begin('card-1', 'scard-1', 2_000);
     assert.equal(last.get(), undefined, 'expired');
     scope.end();
@@ -92,5 +110,25 @@ describe("transformWithState's state", () => {
     };
     const written = structuredClone(keyEntryCodec.encode(entry));
     assert.deepEqual(keyEntryCodec.decode(written), { ...entry, w: 0 });
+  });
+
+  it('is checkpointed as the same data whether kept packed or as objects', () => {
+    const entry: KeyEntry = {
+      k: 'card-9',
+      s: [
+        { v: { country: 'SE', at: new Date(5) }, e: 7 },
+        { l: [1, 2], e: [3, 4] },
+        { m: new Map([['sa', ['a', 1, 0]]]) },
+      ],
+      t: [10, 20],
+      w: 3,
+    };
+    const kept = unpack(pack(keyEntryForm.pack(entry)));
+    assert.deepEqual(keyEntryForm.toCheckpoint(kept), keyEntryCodec.encode(entry));
+    assert.deepEqual(
+      keyEntryForm.unpack(kept),
+      entry,
+      'and unpacked as it was, the time of its sweep included',
+    );
   });
 });

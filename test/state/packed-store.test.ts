@@ -1,0 +1,131 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import fc from 'fast-check';
+import { type PackedForm, PackedStore } from '../../src/state/packed-store.js';
+import type { StateFreeze } from '../../src/state/state-store.js';
+
+interface Note {
+  text: string;
+  n: number;
+}
+
+/** Notes are plain data: packed and checkpointed as they are. */
+const form: PackedForm<Note> = {
+  pack: (v) => v,
+  unpack: (d) => d as Note,
+  toCheckpoint: (d) => d,
+  fromCheckpoint: (d) => d,
+};
+
+function storeWith(entries: Record<string, number>): PackedStore<Note> {
+  const store = new PackedStore(form);
+  for (const [k, n] of Object.entries(entries)) store.put(k, { text: 'x'.repeat(n), n });
+  store.store.trackChanges();
+  return store;
+}
+
+/** The operator's update of a key: read it, change the copy, put it back (the text grows, moving it). */
+function grow(store: PackedStore<Note>, key: string, by: number): void {
+  const v = store.get(key) ?? { text: '', n: 0 };
+  v.n += by;
+  v.text = 'x'.repeat(v.n * 7);
+  store.put(key, v);
+}
+
+function drain(freeze: StateFreeze<number>): [string, Note][] {
+  return freeze.drain(true).flatMap((chunk) => {
+    const values = chunk.values as Note[];
+    return chunk.keys!.map((k, i): [string, Note] => [k, values[i]!]);
+  });
+}
+
+const counts = (entries: Iterable<[string, Note]>): Record<string, number> =>
+  Object.fromEntries([...entries].map(([k, v]) => [k, v.n]));
+
+describe('PackedStore', () => {
+  it('hands out copies: a value changed in place is kept only once it is put', () => {
+    const store = storeWith({ a: 1 });
+    const copy = store.get('a')!;
+    copy.n = 99;
+    assert.equal(store.get('a')!.n, 1);
+    store.put('a', copy);
+    assert.deepEqual(store.get('a'), { text: 'x', n: 99 });
+    store.remove('a');
+    assert.equal(store.get('a'), undefined);
+    assert.equal(store.size, 0);
+  });
+
+  it('counts the memory of its packed values', () => {
+    const store = storeWith({});
+    const empty = store.metrics().memoryUsedBytes;
+    store.put('k', { text: 'y'.repeat(1_000), n: 1 });
+    const held = store.metrics().memoryUsedBytes;
+    assert.ok(held >= empty + 1_000, `${held} bytes after a 1 000-character value`);
+    store.remove('k');
+    assert.equal(store.metrics().memoryUsedBytes, empty);
+  });
+
+  it('checkpoints the epoch end while values are read and rewritten, written blind, moved to other slots, removed and their slots reused', () => {
+    const op = fc.oneof(
+      fc.record({ kind: fc.constant('grow' as const), key: fc.integer({ min: 0, max: 9 }), by: fc.nat(40) }),
+      fc.record({ kind: fc.constant('set' as const), key: fc.integer({ min: 0, max: 9 }), n: fc.nat(60) }),
+      fc.record({ kind: fc.constant('remove' as const), key: fc.integer({ min: 0, max: 9 }) }),
+      fc.record({ kind: fc.constant('slice' as const), budget: fc.integer({ min: 1, max: 3 }) }),
+      fc.record({ kind: fc.constant('epoch' as const) }),
+    );
+    fc.assert(
+      fc.property(
+        fc.dictionary(fc.integer({ min: 0, max: 9 }).map(String), fc.integer({ min: 1, max: 60 })),
+        fc.array(op, { maxLength: 60 }),
+        (initial, ops) => {
+          const store = storeWith(initial);
+          // A snapshot, then changelogs, each holding its own epoch end while the next runs.
+          const checkpoints = [
+            { freeze: store.store.beginCheckpoint(true), expected: counts(store.entries()) },
+          ];
+          const encoded = new Map(checkpoints.map((c) => [c.freeze, [] as [string, Note][]]));
+          const slice = (budget: number) => {
+            for (const { freeze } of checkpoints) {
+              freeze.encodeSome(budget);
+              encoded.get(freeze)!.push(...drain(freeze));
+            }
+          };
+          for (const o of ops) {
+            if (o.kind === 'grow') grow(store, String(o.key), o.by);
+            else if (o.kind === 'set') store.put(String(o.key), { text: 'z'.repeat(o.n * 3), n: o.n });
+            else if (o.kind === 'remove') store.remove(String(o.key));
+            else if (o.kind === 'slice') slice(o.budget);
+            else {
+              const freeze = store.store.beginCheckpoint(false);
+              checkpoints.push({ freeze, expected: counts(store.entries()) });
+              encoded.set(freeze, []);
+            }
+            slice(0);
+          }
+          slice(Number.POSITIVE_INFINITY);
+          // Replaying the snapshot, then each changelog, gives each epoch end.
+          const state: Record<string, number> = {};
+          for (const { freeze, expected } of checkpoints) {
+            for (const keys of freeze.removed) for (const k of keys) delete state[k];
+            for (const [k, v] of encoded.get(freeze)!) state[k] = v.n;
+            assert.deepEqual(state, expected);
+          }
+        },
+      ),
+    );
+  });
+
+  it('restores what a checkpoint holds into a new store', () => {
+    const store = storeWith({ a: 3, b: 500 });
+    const snapshot = store.store.beginCheckpoint(true);
+    snapshot.encodeSome(Number.POSITIVE_INFINITY);
+    const entries = drain(snapshot);
+    const restored = new PackedStore(form);
+    restored.store.loadChunk(
+      entries.map(([k]) => k),
+      entries.map(([, v]) => v),
+      true,
+    );
+    assert.deepEqual(Object.fromEntries(restored.entries()), Object.fromEntries(store.entries()));
+  });
+});
