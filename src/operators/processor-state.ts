@@ -1,5 +1,4 @@
 import type { PackedForm, PackedStore } from '../state/packed-store.js';
-import type { StateCodec } from '../state/state-store.js';
 import type { TimeIndex } from '../state/time-index.js';
 
 /**
@@ -42,12 +41,6 @@ export function keyText(key: unknown): string {
   return `j${JSON.stringify(key) ?? ''}`;
 }
 
-function encodeVariable(x: VariableEntry | null): unknown {
-  if (x === null) return null;
-  // Deep copies: the processor may change its values in place after the checkpoint froze them.
-  return 'm' in x ? { m: structuredClone([...x.m.values()]) } : structuredClone(x);
-}
-
 /** A variable's plain data: its checkpoint form, sharing the values (packed at once). */
 function plainVariable(x: VariableEntry | null): unknown {
   if (x === null) return null;
@@ -64,36 +57,28 @@ function decodeVariable(d: unknown): VariableEntry | null {
 /**
  * Checkpoint form: `{ k, s, t }` with maps as arrays of their records. Checkpoints written before
  * one entry per key held an entry per state variable and key (`<name>\0<key text>`: a value, list
- * or map) and one for the key's timers (`#timers\0<key text>`: `{ k, t }`); those decode as they
+ * or map) and one for the key's timers (`#timers\0<key text>`: `{ k, t }`); those read as they
  * were and {@link migrateLegacyEntries} moves them into their keys' entries after a restore.
  */
-export const keyEntryCodec: StateCodec<KeyEntry> = {
-  encode: (x) => ({ k: x.k, s: x.s.map(encodeVariable), t: x.t.slice() }),
-  decode: (d) => {
-    const x = d as { k: unknown; s?: unknown[]; t?: number[] };
-    if (Array.isArray(x.s)) {
-      const t = x.t !== undefined && x.t.length > 0 ? x.t : NO_TIMERS;
-      return { k: x.k, s: x.s.map(decodeVariable), t, w: 0 };
-    }
-    if ('t' in x && 'k' in x) return x as unknown as KeyEntry; // a legacy timers entry
-    return decodeVariable(d) as unknown as KeyEntry; // a legacy state variable entry
-  },
-};
+function keyEntryOf(d: unknown): KeyEntry {
+  const x = d as { k: unknown; s?: unknown[]; t?: number[]; w?: number };
+  if (Array.isArray(x.s)) {
+    const t = x.t !== undefined && x.t.length > 0 ? x.t : NO_TIMERS;
+    return { k: x.k, s: x.s.map(decodeVariable), t, w: x.w ?? 0 };
+  }
+  if ('t' in x && 'k' in x) return x as unknown as KeyEntry; // a legacy timers entry
+  return decodeVariable(d) as unknown as KeyEntry; // a legacy state variable entry
+}
 
 /**
- * How entries are packed: their checkpoint form (see {@link keyEntryCodec}) plus the time of the
- * key's sweep (`w`). Entries restored from a checkpoint are packed as the checkpoint holds them:
- * entries of the layout before one entry per key unpack as they did, for
+ * How entries are packed: their checkpoint form (see {@link keyEntryOf}) plus the time of the
+ * key's sweep (`w`, not checkpointed). Entries restored from a checkpoint are packed as the
+ * checkpoint holds them: entries of the layout before one entry per key unpack as they were, for
  * {@link migrateLegacyEntries}.
  */
 export const keyEntryForm: PackedForm<KeyEntry> = {
   pack: (x) => ({ k: x.k, s: x.s.map(plainVariable), t: x.t, w: x.w }),
-  unpack: (d) => {
-    const x = keyEntryCodec.decode(d);
-    const w = (d as { w?: number }).w;
-    if (w !== undefined) x.w = w;
-    return x;
-  },
+  unpack: keyEntryOf,
   toCheckpoint: (d) => {
     const x = d as { k: unknown; s?: unknown[]; t: number[] };
     return Array.isArray(x.s) ? { k: x.k, s: x.s, t: x.t } : d;
@@ -105,7 +90,7 @@ export const keyEntryForm: PackedForm<KeyEntry> = {
 const LEGACY_TIMERS = '#timers';
 
 /**
- * Moves the entries of a checkpoint written before one entry per key (see {@link keyEntryCodec})
+ * Moves the entries of a checkpoint written before one entry per key (see {@link keyEntryOf})
  * into one entry per key; the next checkpoint writes the change. Returns how many it moved.
  */
 export function migrateLegacyEntries(store: PackedStore<KeyEntry>, names: readonly string[]): number {
