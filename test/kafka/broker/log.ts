@@ -165,9 +165,20 @@ export class PartitionLog {
     return result;
   }
 
-  /** Stored batches whose last offset is at or after `offset`, in offset order. */
+  /**
+   * Stored batches whose last offset is at or after `offset`, in offset order. The first is found
+   * by binary search: a consumer fetches from near the end of a log of thousands of batches.
+   */
   *batchesFrom(offset: number): Generator<StoredBatch> {
-    for (const batch of this.batches) if (batch.lastOffset >= offset) yield batch;
+    const batches = this.batches;
+    let lo = 0;
+    let hi = batches.length;
+    while (lo < hi) {
+      const mid = (lo + hi) >>> 1;
+      if (batches[mid]!.lastOffset >= offset) hi = mid;
+      else lo = mid + 1;
+    }
+    for (let i = lo; i < batches.length; i++) yield batches[i]!;
   }
 
   /** Aborted transactions (all of them still in the log), for read_committed decoding. */
