@@ -17,6 +17,15 @@ import { Task } from './task.js';
 /** While busy, the host lets its event loop run (async sinks, timers) at least this often. */
 const YIELD_EVERY_MS = 2;
 
+/**
+ * While spinning idle, the host polls its tasks' input rings this many times between full passes.
+ * A full pass reads the clock, and V8 boxes every clock reading (16 bytes): spinning on full
+ * passes made ≈ 50 MB/s of garbage, a third of a busy worker's, and as many more young-generation
+ * collections. The polls look for a frame only, so a generated row or a deadline that falls due
+ * meanwhile waits for them: 0.2–0.7 µs (measured in E2 and E4).
+ */
+const IDLE_POLLS = 32;
+
 const yieldToEventLoop = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
 
 /**
@@ -137,7 +146,10 @@ export class Host implements HostContext {
         continue;
       }
       if (idleSince === 0) idleSince = now;
-      if (now - idleSince < spinMs) continue;
+      if (now - idleSince < spinMs) {
+        this.pollInputs(IDLE_POLLS);
+        continue;
+      }
       // A generated row due within the spin window is waited for spinning: timed parks are coarse
       // (Atomics.waitAsync rounds timeouts to whole milliseconds).
       if (this.parkTimeout() < spinMs) {
@@ -193,6 +205,14 @@ export class Host implements HostContext {
     }
     this.current = undefined;
     return false;
+  }
+
+  /** Polls the tasks' input rings up to `polls` times, until one has a frame (see IDLE_POLLS). */
+  private pollInputs(polls: number): void {
+    const tasks = this.tasks;
+    for (let k = 0; k < polls; k++) {
+      for (let i = 0; i < tasks.length; i++) if (tasks[i]!.hasInput()) return;
+    }
   }
 
   /** How long to park: until the next generated row is due, or until rung (manual clock). */

@@ -247,6 +247,11 @@ export class Task implements OperatorContext, SinkTask {
     );
   }
 
+  /** Whether a frame waits in one of the task's input rings (a cheap part of {@link ready}). */
+  hasInput(): boolean {
+    return !this.finished && this.inputs.hasFrame();
+  }
+
   /** Clock time at which this task will have work without any input arriving (generated rows). */
   nextDueTime(): number {
     if (this.finished || this.ending || this.host.microBatch) return Number.POSITIVE_INFINITY;
