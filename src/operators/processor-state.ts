@@ -180,6 +180,8 @@ export class StateScope {
   time = 0;
   /** Values of state variables held, plus keys with timers (numRowsTotal). */
   rows = 0;
+  /** {@link rows} when the key was begun: what stays if its entry cannot be written back. */
+  private rowsBefore = 0;
   private dirty = false;
 
   constructor(
@@ -195,6 +197,7 @@ export class StateScope {
     this.text = text;
     this.time = time;
     this.dirty = false;
+    this.rowsBefore = this.rows;
     const x = read ?? this.store.get(text) ?? null;
     if (x !== null && x.k === undefined) {
       x.k = key;
@@ -203,17 +206,26 @@ export class StateScope {
     this.entry = x;
   }
 
-  /** Writes the key's entry back if it changed; an entry left empty is removed. */
+  /**
+   * Writes the key's entry back if it changed; an entry left empty is removed. Throws when the
+   * entry cannot be packed (a value msgpack cannot hold): then nothing of the handler's changes
+   * is kept, and the key holds what it held when it was begun.
+   */
   end(): void {
     if (!this.dirty) return;
     this.dirty = false;
     const x = this.entry;
     if (x === null) return;
-    if (holdsNothing(x)) {
-      this.store.remove(this.text);
-      this.entry = null;
-    } else {
-      this.store.put(this.text, x);
+    try {
+      if (holdsNothing(x)) {
+        this.store.remove(this.text);
+        this.entry = null;
+      } else {
+        this.store.put(this.text, x);
+      }
+    } catch (e) {
+      this.rows = this.rowsBefore;
+      throw e;
     }
   }
 

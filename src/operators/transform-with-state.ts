@@ -9,6 +9,7 @@ import {
   type TimerValues,
 } from '../api/stateful-processor.js';
 import { isMicroBatch } from '../api/trigger.js';
+import { ErrorCode, MillraceError } from '../errors.js';
 import type { AnalyzedPlan, PlannedOperator } from '../plan/analyze.js';
 import { partitionOf, stableHash } from '../runtime/partitioner.js';
 import { PackedStore } from '../state/packed-store.js';
@@ -139,11 +140,9 @@ export class TransformWithStateOperator implements StatefulOperator {
       return;
     }
     this.scope.begin(key, text, now);
-    try {
-      this.emit(row, () => this.processor.handleInputRows(key, [row], new Times(now, this.ctx.watermark())));
-    } finally {
-      this.scope.end();
-    }
+    this.runHandler(row, () =>
+      this.processor.handleInputRows(key, [row], new Times(now, this.ctx.watermark())),
+    );
   }
 
   private isLate(row: unknown, column: string): boolean {
@@ -164,11 +163,7 @@ export class TransformWithStateOperator implements StatefulOperator {
     const times = new Times(now, watermark);
     for (const [text, { key, rows }] of this.batch!) {
       this.scope.begin(key, text, now);
-      try {
-        this.emit(rows, () => this.processor.handleInputRows(key, rows, times));
-      } finally {
-        this.scope.end();
-      }
+      this.runHandler(rows, () => this.processor.handleInputRows(key, rows, times));
     }
     this.batch!.clear();
     if (this.node.timeMode === 'eventTime') this.fireTimers(watermark, now);
@@ -250,13 +245,9 @@ export class TransformWithStateOperator implements StatefulOperator {
     for (const [key, state] of entries) {
       if (partitionOf(stableHash(key), this.ctx.partitions) !== this.ctx.partition) continue;
       this.scope.begin(key, keyText(key), now);
-      try {
-        this.processor.handleInitialState(key, state, times);
-      } catch (e) {
-        this.ctx.badRecord(this.op, { key, initialState: state }, e);
-      } finally {
-        this.scope.end();
-      }
+      this.runHandler({ key, initialState: state }, () =>
+        this.processor.handleInitialState(key, state, times),
+      );
     }
   }
 
@@ -313,13 +304,9 @@ export class TransformWithStateOperator implements StatefulOperator {
       if (i < 0) continue; // deleted, or fired already
       const key = x!.k;
       scope.begin(key, text, now, x);
-      try {
-        this.dropTimer(i);
-        const times = new Times(now, watermark, time);
-        this.emit({ key, timer: time }, () => this.processor.handleExpiredTimer(key, times, times));
-      } finally {
-        scope.end();
-      }
+      this.dropTimer(i);
+      const times = new Times(now, watermark, time);
+      this.runHandler({ key, timer: time }, () => this.processor.handleExpiredTimer(key, times, times));
     }
   }
 
@@ -331,18 +318,38 @@ export class TransformWithStateOperator implements StatefulOperator {
     for (const [k, time] of due) this.scope.sweep(k, time, now);
   }
 
-  /** Runs user code and passes on what it returns or yields; a throw makes `what` a bad record. */
-  private emit(what: unknown, call: () => Iterable<unknown> | undefined | null): void {
-    let rows: unknown[];
+  /**
+   * Runs a handler of the key the scope has begun, then ends the key: what the handler returns or
+   * yields is collected, the key's entry written back, and only then are the rows passed on. A
+   * throw of the handler makes `what` a bad record: its rows are not emitted (the state it changed
+   * before it threw is kept). So does state the handler left that cannot be packed
+   * (`STATE_NOT_ENCODABLE`), and then the key keeps the state it had before the handler.
+   */
+  private runHandler(what: unknown, call: () => unknown): void {
+    let rows: unknown[] | null = null;
+    let failure: unknown = null;
     try {
       const out = call();
-      if (out == null) return;
       // Drained before anything goes on: a generator's throw is the processor's, not downstream's.
-      rows = Array.isArray(out) ? out : [...out];
+      if (out != null) rows = Array.isArray(out) ? out : [...(out as Iterable<unknown>)];
     } catch (e) {
-      this.ctx.badRecord(this.op, what, e);
+      failure = e;
+    }
+    try {
+      this.scope.end();
+    } catch (e) {
+      failure ??= new MillraceError(
+        ErrorCode.STATE_NOT_ENCODABLE,
+        `transformWithState: the state of key ${JSON.stringify(this.scope.key) ?? String(this.scope.key)} cannot be kept ` +
+          `(${(e as Error).message}); state values are plain data: numbers, strings, booleans, arrays, ` +
+          'plain objects, Date, Uint8Array',
+        { cause: e },
+      );
+    }
+    if (failure !== null) {
+      this.ctx.badRecord(this.op, what, failure);
       return;
     }
-    for (let i = 0; i < rows.length; i++) this.next.push(rows[i]);
+    if (rows !== null) for (let i = 0; i < rows.length; i++) this.next.push(rows[i]);
   }
 }

@@ -54,6 +54,30 @@ describe('transformWithState', () => {
     }
   });
 
+  it('dead-letters a row whose handler leaves state that cannot be kept, and keeps the state from before it', async () => {
+    const q = await startQuery(job, { params: { case: 'keeper', onBadRecord: 'deadLetter' } });
+    try {
+      q.source<Event>('events').addData([ev('ann', 0, 1), ev('ann', 0, 13), ev('ann', 0, 2)]);
+      await q.processAllAvailable();
+      assert.deepEqual(
+        q
+          .sink<Seen>('out')
+          .rows()
+          .map((r) => r.last),
+        [null, 1],
+        'the row with 13 emits nothing, and the next row sees the value from before it',
+      );
+      const [letter, ...more] = q.deadLetters();
+      assert.ok(letter);
+      assert.equal(more.length, 0);
+      assert.deepEqual(letter.row, ev('ann', 0, 13));
+      assert.equal((letter.error as { code?: string }).code, 'STATE_NOT_ENCODABLE');
+      assert.match(letter.error.message, /state of key "ann" cannot be kept/);
+    } finally {
+      await q.stop();
+    }
+  });
+
   it('hands each task the keys of the initial state it owns, on the first run', async () => {
     const q = await startQuery(job, { params: { case: 'counter', initial: 1, partitions: 2 } });
     try {
