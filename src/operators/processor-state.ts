@@ -27,7 +27,11 @@ export interface KeyEntry {
   s: (VariableEntry | null)[];
   /** Timers, ascending; {@link NO_TIMERS} when none. */
   t: number[];
-  /** The time of the key's sweep in the TTL index; 0 when none. Not checkpointed. */
+  /**
+   * The time of the key's sweep in the TTL index; 0 when none is known: then the key has none, or,
+   * restored from a checkpoint (which does not keep this), its sweep is at its earliest expiry.
+   * Not checkpointed.
+   */
   w: number;
 }
 
@@ -151,6 +155,23 @@ export function liveVariable(x: VariableEntry, now: number): VariableEntry | nul
   return x.m.size === 0 ? null : x;
 }
 
+/** The earliest expiry of the key's values (Infinity: none has a TTL). */
+function firstExpiry(x: KeyEntry): number {
+  let first = Number.POSITIVE_INFINITY;
+  for (let i = 0; i < x.s.length; i++) {
+    const v = x.s[i]!;
+    if (v !== null) first = Math.min(first, earliestExpiry(v));
+  }
+  return first;
+}
+
+/** When the key's sweep is due: its recorded time, or for a restored key its earliest expiry (0: none). */
+function sweepTime(x: KeyEntry): number {
+  if (x.w !== 0) return x.w;
+  const first = firstExpiry(x);
+  return first === Number.POSITIVE_INFINITY ? 0 : first;
+}
+
 /** A key's entry with no value and no timer left: it is removed. */
 function holdsNothing(x: KeyEntry): boolean {
   if (x.t.length !== 0) return false;
@@ -199,6 +220,9 @@ export class StateScope {
     this.dirty = false;
     this.rowsBefore = this.rows;
     const x = read ?? this.store.get(text) ?? null;
+    // A restored key's sweep is at its earliest expiry (see restored()); packed back with the key
+    // if the handler changes it.
+    if (x !== null && x.w === 0) x.w = sweepTime(x);
     if (x !== null && x.k === undefined) {
       x.k = key;
       this.dirty = true;
@@ -286,7 +310,7 @@ export class StateScope {
    */
   sweep(text: string, time: number, now: number): void {
     const x = this.store.get(text);
-    if (x === undefined || x.w !== time) return; // gone, or superseded by an earlier sweep
+    if (x === undefined || sweepTime(x) !== time) return; // gone, or superseded by an earlier sweep
     x.w = 0;
     let next = Number.POSITIVE_INFINITY;
     for (let i = 0; i < x.s.length; i++) {
@@ -305,7 +329,8 @@ export class StateScope {
 
   /**
    * After a restore: counts the state rows, and schedules one sweep per key with a TTL, at its
-   * earliest expiry. Returns the keys' timers, for the timer index.
+   * earliest expiry. The entries are not written back: their sweep time stays 0, which reads as
+   * that earliest expiry ({@link sweepTime}). Returns the keys' timers, for the timer index.
    */
   restored(): { times: number[]; texts: string[] } {
     const times: number[] = [];
@@ -313,13 +338,8 @@ export class StateScope {
     this.rows = 0;
     for (const [text, x] of this.store.entries()) {
       this.rows += stateRowsOf(x);
-      let first = Number.POSITIVE_INFINITY;
-      for (const v of x.s) if (v !== null) first = Math.min(first, earliestExpiry(v));
-      x.w = 0;
-      if (first !== Number.POSITIVE_INFINITY) {
-        this.scheduleSweep(x, text, first);
-        this.store.put(text, x);
-      }
+      const first = firstExpiry(x);
+      if (first !== Number.POSITIVE_INFINITY) this.expiries.add(first, text);
       for (const t of x.t) {
         times.push(t);
         texts.push(text);

@@ -68,6 +68,41 @@ describe("transformWithState's state", () => {
     ]);
   });
 
+  it('sweeps a restored key at its earliest expiry, even after a row wrote it again', () => {
+    const store = new PackedStore(keyEntryForm);
+    store.store.loadChunk(
+      ['scard-1'],
+      [
+        {
+          k: 'card-1',
+          s: [
+            { v: 'DE', e: 5_000 },
+            { v: 'x', e: 9_000 },
+          ],
+          t: [],
+        },
+      ],
+      true,
+    );
+    const expiries = new TimeIndex();
+    const scope = new StateScope(store, expiries, 2);
+    scope.restored();
+    const second = new ValueStateImpl<string>(scope, { name: 'second', kind: 'value', ttlMs: 60_000 }, 1);
+    scope.begin('card-1', 'scard-1', 1_000);
+    second.update('y'); // expires at 61 000: the sweep due at 5 000 still comes
+    scope.end();
+    const due: [string, number][] = [];
+    expiries.closeUpTo(5_000, (text, time) => due.push([text, time]));
+    assert.deepEqual(due, [['scard-1', 5_000]]);
+    scope.sweep('scard-1', 5_000, 5_000);
+    assert.deepEqual(
+      store.get('scard-1')!.s,
+      [null, { v: 'y', e: 61_000 }],
+      'the first value expired and is gone',
+    );
+    assert.equal(scope.rows, 1);
+  });
+
   it('writes a key back once per handler, keeps only what the handler wrote, and removes a key once it holds nothing', () => {
     const store = new PackedStore(keyEntryForm);
     const scope = new StateScope(store, new TimeIndex(), 1);
