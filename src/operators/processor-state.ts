@@ -28,9 +28,9 @@ export interface KeyEntry {
   /** Timers, ascending; {@link NO_TIMERS} when none. */
   t: number[];
   /**
-   * The time of the key's sweep in the TTL index; 0 when none is known: then the key has none, or,
-   * restored from a checkpoint (which does not keep this), its sweep is at its earliest expiry.
-   * Not checkpointed.
+   * The time of the key's sweep in the TTL index; 0 when it has none; −1 for a key restored from a
+   * checkpoint (which does not keep this) and not written since: its sweep is at its earliest
+   * expiry (see {@link StateScope.restored}). Not checkpointed.
    */
   w: number;
 }
@@ -68,7 +68,7 @@ function keyEntryOf(d: unknown): KeyEntry {
   const x = d as { k: unknown; s?: unknown[]; t?: number[]; w?: number };
   if (Array.isArray(x.s)) {
     const t = x.t !== undefined && x.t.length > 0 ? x.t : NO_TIMERS;
-    return { k: x.k, s: x.s.map(decodeVariable), t, w: x.w ?? 0 };
+    return { k: x.k, s: x.s.map(decodeVariable), t, w: x.w ?? -1 };
   }
   if ('t' in x && 'k' in x) return x as unknown as KeyEntry; // a legacy timers entry
   return decodeVariable(d) as unknown as KeyEntry; // a legacy state variable entry
@@ -105,7 +105,7 @@ export function migrateLegacyEntries(store: PackedStore<KeyEntry>, names: readon
     const nul = storeKey.indexOf('\u0000');
     const name = storeKey.slice(0, nul);
     const text = storeKey.slice(nul + 1);
-    const entry = store.get(text) ?? { k: undefined, s: names.map(() => null), t: NO_TIMERS, w: 0 };
+    const entry = store.get(text) ?? { k: undefined, s: names.map(() => null), t: NO_TIMERS, w: -1 };
     if (name === LEGACY_TIMERS) {
       const timers = x as { k: unknown; t: number[] };
       entry.k = timers.k;
@@ -167,7 +167,7 @@ function firstExpiry(x: KeyEntry): number {
 
 /** When the key's sweep is due: its recorded time, or for a restored key its earliest expiry (0: none). */
 function sweepTime(x: KeyEntry): number {
-  if (x.w !== 0) return x.w;
+  if (x.w >= 0) return x.w;
   const first = firstExpiry(x);
   return first === Number.POSITIVE_INFINITY ? 0 : first;
 }
@@ -222,7 +222,7 @@ export class StateScope {
     const x = read ?? this.store.get(text) ?? null;
     // A restored key's sweep is at its earliest expiry (see restored()); packed back with the key
     // if the handler changes it.
-    if (x !== null && x.w === 0) x.w = sweepTime(x);
+    if (x !== null && x.w < 0) x.w = sweepTime(x);
     if (x !== null && x.k === undefined) {
       x.k = key;
       this.dirty = true;
@@ -299,7 +299,7 @@ export class StateScope {
   }
 
   private scheduleSweep(x: KeyEntry, text: string, time: number): void {
-    if (x.w !== 0 && x.w <= time) return;
+    if (x.w > 0 && x.w <= time) return;
     x.w = time;
     this.expiries.add(time, text);
   }
@@ -329,7 +329,7 @@ export class StateScope {
 
   /**
    * After a restore: counts the state rows, and schedules one sweep per key with a TTL, at its
-   * earliest expiry. The entries are not written back: their sweep time stays 0, which reads as
+   * earliest expiry. The entries are not written back: their sweep time stays −1, which reads as
    * that earliest expiry ({@link sweepTime}). Returns the keys' timers, for the timer index.
    */
   restored(): { times: number[]; texts: string[] } {

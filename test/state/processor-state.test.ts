@@ -43,7 +43,7 @@ describe("transformWithState's state", () => {
       k: 'card-1',
       s: [{ l: [1, 2], e: [5_000, 9_000] }, { v: { country: 'DE' }, e: 0 }, null],
       t: [700, 900],
-      w: 0,
+      w: -1,
     });
     const card2 = entries['scard-2']!;
     assert.equal(card2.k, undefined, 'the key value is learnt when a row of the key comes');
@@ -158,6 +158,10 @@ describe("transformWithState's state", () => {
       t: [10, 20],
     });
     const restored = unpack(pack(keyEntryForm.fromCheckpoint(unpack(pack(written)))));
-    assert.deepEqual(keyEntryForm.unpack(restored), { ...entry, w: 0 });
+    assert.deepEqual(
+      keyEntryForm.unpack(restored),
+      { ...entry, w: -1 },
+      'restored: its sweep at its earliest expiry',
+    );
   });
 });
