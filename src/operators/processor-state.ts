@@ -68,7 +68,10 @@ function keyEntryOf(d: unknown): KeyEntry {
   const x = d as { k: unknown; s?: unknown[]; t?: number[]; w?: number };
   if (Array.isArray(x.s)) {
     const t = x.t !== undefined && x.t.length > 0 ? x.t : NO_TIMERS;
-    return { k: x.k, s: x.s.map(decodeVariable), t, w: x.w ?? -1 };
+    // `d` was just unpacked and is the entry's own: its variables are decoded in place.
+    const s = x.s as (VariableEntry | null)[];
+    for (let i = 0; i < s.length; i++) s[i] = decodeVariable(s[i]);
+    return { k: x.k, s, t, w: x.w ?? -1 };
   }
   if ('t' in x && 'k' in x) return x as unknown as KeyEntry; // a legacy timers entry
   return decodeVariable(d) as unknown as KeyEntry; // a legacy state variable entry

@@ -149,8 +149,13 @@ describe("transformWithState's state", () => {
       t: [10, 20],
       w: 3,
     };
-    const kept = unpack(pack(keyEntryForm.pack(entry)));
-    assert.deepEqual(keyEntryForm.unpack(kept), entry, 'kept packed, the time of its sweep included');
+    const bytes = pack(keyEntryForm.pack(entry));
+    assert.deepEqual(
+      keyEntryForm.unpack(unpack(bytes)),
+      entry,
+      'kept packed, the time of its sweep included',
+    );
+    const kept = unpack(bytes);
     const written = keyEntryForm.toCheckpoint(kept);
     assert.deepEqual(written, {
       k: 'card-9',
