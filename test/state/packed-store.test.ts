@@ -55,6 +55,27 @@ describe('PackedStore', () => {
     assert.equal(store.size, 0);
   });
 
+  it('reads back values of many shapes, beyond the key lists it keeps for good, after others were packed', () => {
+    const plain: PackedForm<unknown> = form as PackedForm<unknown>;
+    // Objects with arbitrary keys: far more distinct key lists than the store keeps (32).
+    const value = fc.jsonValue({ maxDepth: 3 }).map((v) => JSON.parse(JSON.stringify(v)) as unknown);
+    fc.assert(
+      fc.property(
+        fc.array(fc.tuple(fc.integer({ min: 0, max: 40 }), value), { minLength: 1, maxLength: 120 }),
+        (writes) => {
+          const store = new PackedStore(plain);
+          const expected = new Map<string, unknown>();
+          for (const [k, v] of writes) {
+            store.put(String(k), v);
+            expected.set(String(k), v);
+          }
+          for (const [k, v] of expected) assert.deepEqual(store.get(k), v);
+        },
+      ),
+      { numRuns: 200 },
+    );
+  });
+
   it('counts the memory of its packed values', () => {
     const store = storeWith({});
     const empty = store.metrics().memoryUsedBytes;
