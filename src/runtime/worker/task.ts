@@ -1,13 +1,10 @@
 import { performance } from 'node:perf_hooks';
-import { GeneratorSchedule } from '../../connectors/generator/reader.js';
-import { KafkaDeadLetterWriter } from '../../connectors/kafka/dead-letters.js';
-import type { GeneratorSourceSpec, KafkaSourceSpec } from '../../connectors/spec.js';
 import { ErrorCode, MillraceError, serializeError } from '../../errors.js';
 import type { OperatorContext, OperatorRef, RowSink, StatefulOperator } from '../../operators/contract.js';
 import { buildChain, isStateful } from '../../operators/index.js';
 import type { StaticIndex } from '../../operators/static-table.js';
 import { type EventTimeStats, WatermarkOperator } from '../../operators/watermark.js';
-import type { AnalyzedPlan, PlannedOperator } from '../../plan/analyze.js';
+import type { AnalyzedPlan } from '../../plan/analyze.js';
 import type { PhysicalPlan, StagePlan } from '../../plan/physical.js';
 import type { StateCheckpointer } from '../../state/state-checkpointer.js';
 import { FrameKind, frameKindName } from '../channel/frame-kind.js';
@@ -22,6 +19,7 @@ import { ShuffleOutput } from './shuffle-output.js';
 import { createSinkRuntime } from './sink-factory.js';
 import { SinkOutput, type SinkTask } from './sink-output.js';
 import type { TaskOutput } from './task-output.js';
+import { type SourceTask, TaskSource } from './task-source.js';
 import { openStateCheckpointer, wireInputs } from './task-wiring.js';
 import type { WatermarkTracker } from './watermark-tracker.js';
 
@@ -38,7 +36,7 @@ const NO_ERROR = Symbol('no error');
  * handled in-band: barriers are aligned over all inputs, flush probes and watermarks are forwarded
  * once every input has passed them, end-of-stream once every input has ended.
  */
-export class Task implements OperatorContext, SinkTask {
+export class Task implements OperatorContext, SinkTask, SourceTask {
   readonly index: number;
   readonly stageId: number;
   readonly partition: number;
@@ -47,12 +45,9 @@ export class Task implements OperatorContext, SinkTask {
   readonly meta = new RowMeta();
   finished = false;
 
-  sourceRows = 0;
   rowsIn = 0;
   rowsOut = 0;
   private readonly problems: RowProblems;
-  /** Next offset of this source partition (a source task's position). */
-  sourceOffset = 0;
   backpressureMs = 0;
 
   private readonly inputs: InputSet;
@@ -66,16 +61,8 @@ export class Task implements OperatorContext, SinkTask {
   private readonly ticking: boolean;
   private readonly watermarkOps: WatermarkOperator[];
   private readonly watermarks: WatermarkTracker;
-  private readonly isSource: boolean;
-  private readonly sourceIndex: number;
-  private readonly sourceOp: PlannedOperator | null;
-  private schedule: GeneratorSchedule | null = null;
-  private readonly generator: GeneratorSourceSpec | null;
-  private readonly generate: GeneratorSourceSpec['generate'] | null;
-  /** A Kafka source's dead-letter topic, under `onBadRecord: 'deadLetter'` (null otherwise). */
-  private readonly deadLetters: KafkaDeadLetterWriter | null;
-  /** A Kafka source's record decoder (null for other tasks). */
-  private readonly decode: KafkaSourceSpec['decode'] | null;
+  /** A source task's source (null for tasks that read shuffles). */
+  private readonly source: TaskSource | null;
   private readonly sinkName: string;
   private waiting: PromiseLike<unknown> | null = null;
   private asyncError: unknown = NO_ERROR;
@@ -131,36 +118,17 @@ export class Task implements OperatorContext, SinkTask {
       });
     }
     this.stateful?.start?.();
-    this.sourceOffset = spec.startOffset ?? 0;
     this.epoch = host.firstEpoch;
     const first = stage.inputs[0]!;
-    this.isSource = first.kind === 'source';
-    if (first.kind === 'source') {
-      this.sourceIndex = first.source.index;
-      this.sourceOp = plan.operators[first.source.operatorId]!;
-      const s = first.source.spec;
-      this.generator = s.kind === 'rate' || s.kind === 'generator' ? s : null;
-      this.decode = s.kind === 'kafka' ? s.decode : null;
-      this.deadLetters =
-        s.kind === 'kafka' && s.deadLetterTopic !== undefined && host.onBadRecord === 'deadLetter'
-          ? new KafkaDeadLetterWriter({ ...s, deadLetterTopic: s.deadLetterTopic })
-          : null;
-    } else {
-      this.sourceIndex = -1;
-      this.sourceOp = null;
-      this.generator = null;
-      this.decode = null;
-      this.deadLetters = null;
-    }
-    this.generate = this.generator?.generate ?? null;
+    this.source =
+      first.kind === 'source'
+        ? new TaskSource(this, host, first, plan.operators[first.source.operatorId]!, spec.startOffset ?? 0)
+        : null;
   }
 
   /** The query's clock started at `startTime`: a generated source schedules its rows from it. */
   start(startTime: number): void {
-    if (this.generator !== null) {
-      const origin = this.host.scheduleStarts[this.sourceIndex] ?? startTime;
-      this.schedule = new GeneratorSchedule(this.generator, origin);
-    }
+    this.source?.start(startTime);
     this.watermarks.start(startTime);
   }
 
@@ -219,8 +187,14 @@ export class Task implements OperatorContext, SinkTask {
         }
       }
     }
-    if (this.schedule !== null && !this.host.microBatch && !anyAligned && work < STEP_BUDGET) {
-      work += this.generateDue(STEP_BUDGET - work, this.host.passNow(), Number.POSITIVE_INFINITY);
+    const source = this.source;
+    if (source?.schedule != null && !this.host.microBatch && !anyAligned && work < STEP_BUDGET) {
+      work += source.generateDue(
+        this.head,
+        STEP_BUDGET - work,
+        this.host.passNow(),
+        Number.POSITIVE_INFINITY,
+      );
     }
     return work > 0;
   }
@@ -240,11 +214,7 @@ export class Task implements OperatorContext, SinkTask {
     if (!this.host.microBatch && this.host.clock.now() >= this.watermarks.nextDeadline) return true;
     if (this.ticking && this.host.clock.now() >= this.stateful!.nextTimerDue!()) return true;
     if (this.inputs.hasFrame()) return true;
-    return (
-      this.schedule !== null &&
-      !this.host.microBatch &&
-      this.schedule.dueTime(this.sourceOffset) <= this.host.scheduleNow()
-    );
+    return this.source !== null && !this.host.microBatch && this.source.due(this.host.scheduleNow());
   }
 
   /** Whether a frame waits in one of the task's input rings (a cheap part of {@link ready}). */
@@ -258,7 +228,8 @@ export class Task implements OperatorContext, SinkTask {
     const idle = this.ticking
       ? Math.min(this.watermarks.nextDeadline, this.stateful!.nextTimerDue!())
       : this.watermarks.nextDeadline;
-    return this.schedule === null ? idle : Math.min(idle, this.schedule.dueTime(this.sourceOffset));
+    const schedule = this.source?.schedule ?? null;
+    return schedule === null ? idle : Math.min(idle, schedule.dueTime(this.source!.offset));
   }
 
   private unblock(): boolean {
@@ -278,51 +249,34 @@ export class Task implements OperatorContext, SinkTask {
     const m = this.meta;
     m.sourceTime = r.sourceTime();
     m.origin = r.origin();
-    if (this.isSource) {
-      m.readTime = this.host.precise.now();
-      m.sourceIndex = this.sourceIndex;
-      m.sourcePartition = this.partition;
-      this.sourceRows++;
-      this.sourceOffset = m.origin + 1;
-    } else {
+    this.rowsIn++;
+    const source = this.source;
+    if (source === null) {
       m.readTime = r.readTime();
       readOriginArg(m, tagArg(r.ring.tag));
-    }
-    this.rowsIn++;
-    if (this.decode === null) {
       head.push(r.readRow());
       return;
     }
-    // A Kafka record arrives as bytes and is decoded here, in the worker; one that cannot be
-    // decoded is a bad record of the source.
-    const raw = r.readRow() as Parameters<KafkaSourceSpec['decode']>[0];
-    let row: unknown;
-    try {
-      row = this.decode(raw);
-    } catch (e) {
-      this.badRecord(this.sourceOp!, raw, e);
-      // The task reads on once the dead letter is in its topic.
-      if (this.deadLetters !== null) this.waitFor(this.deadLetters.write(raw, e));
-      return;
-    }
-    head.push(row);
+    source.read(m);
+    source.push(head, r.readRow());
   }
 
   /** Handles a control marker. Returns false when it cannot be consumed yet (left in the ring). */
   private onMarker(input: InputChannel, kind: number): boolean {
     const ring = input.reader.ring;
     const value = input.reader.markerValue();
-    if (this.generator !== null && this.schedule === null) this.host.ensureStarted();
-    if (kind === FrameKind.BATCH && this.schedule !== null) {
+    const source = this.source;
+    if (source !== null && source.generator !== null && source.schedule === null) this.host.ensureStarted();
+    if (kind === FrameKind.BATCH && source?.schedule != null) {
       // A micro-batch ends at an offset: a generator makes the rows up to it first.
       const end = input.reader.markerValue2();
-      this.generateDue(STEP_BUDGET, Number.POSITIVE_INFINITY, end);
-      if (this.sourceOffset < end) return false;
-    } else if ((kind === FrameKind.BARRIER || kind === FrameKind.FLUSH) && this.schedule !== null) {
+      source.generateDue(this.head, STEP_BUDGET, Number.POSITIVE_INFINITY, end);
+      if (source.offset < end) return false;
+    } else if ((kind === FrameKind.BARRIER || kind === FrameKind.FLUSH) && source?.schedule != null) {
       // Rows a generator owed before the marker belong before it.
       if (Number.isNaN(this.markerCutoff)) this.markerCutoff = this.host.scheduleNow();
-      this.generateDue(STEP_BUDGET, this.markerCutoff, Number.POSITIVE_INFINITY);
-      if (this.schedule.dueTime(this.sourceOffset) <= this.markerCutoff) return false;
+      source.generateDue(this.head, STEP_BUDGET, this.markerCutoff, Number.POSITIVE_INFINITY);
+      if (source.due(this.markerCutoff)) return false;
       this.markerCutoff = Number.NaN;
     }
     ring.releaseDeferred();
@@ -347,7 +301,7 @@ export class Task implements OperatorContext, SinkTask {
           this.stateful?.onWatermark(this.watermarks.watermark);
         if (this.inputs.allEnded()) {
           this.ending = true;
-          void this.deadLetters?.close();
+          this.source?.close();
           this.stateful?.finish?.();
           this.forwardMarker(FrameKind.END_OF_STREAM, 0);
         } else {
@@ -390,13 +344,13 @@ export class Task implements OperatorContext, SinkTask {
     if (epoch < 0) return;
     this.inputs.releaseAlignment();
     this.epoch = epoch + 1;
-    if (this.isSource) {
+    if (this.source !== null) {
       // The driver records where each source partition stood at the end of the epoch.
       this.host.result.writeMarker2(
         FrameKind.SOURCE_OFFSET,
         epoch,
-        this.sourceOffset,
-        (this.sourceIndex << 16) | this.partition,
+        this.source.offset,
+        (this.source.index << 16) | this.partition,
       );
     }
     if (this.stateful !== null) this.endEpoch(epoch);
@@ -460,40 +414,6 @@ export class Task implements OperatorContext, SinkTask {
     }
   }
 
-  /** Emits generated rows due by `until` and before offset `end`, at most `budget`. */
-  private generateDue(budget: number, until: number, end: number): number {
-    const schedule = this.schedule!;
-    const generate = this.generate!;
-    const m = this.meta;
-    const manual = this.host.clock.manual;
-    let n = 0;
-    while (n < budget) {
-      if (this.sourceOffset >= end) break;
-      const due = schedule.dueTime(this.sourceOffset);
-      if (due > until) break;
-      const now = this.host.precise.now();
-      m.sourceTime = manual ? now : due;
-      m.readTime = now;
-      m.origin = this.sourceOffset;
-      m.sourceIndex = this.sourceIndex;
-      m.sourcePartition = this.partition;
-      this.sourceOffset++;
-      this.sourceRows++;
-      this.rowsIn++;
-      n++;
-      let row: unknown;
-      try {
-        row = generate(this.partition, m.origin, due);
-      } catch (e) {
-        this.badRecord(this.sourceOp!, { partition: this.partition, offset: m.origin }, e);
-        continue;
-      }
-      this.head.push(row);
-      if (this.waiting !== null || this.output.blocked) break;
-    }
-    return n;
-  }
-
   // --- OperatorContext ---------------------------------------------------------------------
 
   badRecord(op: OperatorRef, row: unknown, error: unknown): void {
@@ -525,7 +445,11 @@ export class Task implements OperatorContext, SinkTask {
     return table;
   }
 
-  // --- SinkTask ------------------------------------------------------------------------------
+  // --- SinkTask, SourceTask -------------------------------------------------------------------
+
+  stalled(): boolean {
+    return this.waiting !== null || this.output.blocked;
+  }
 
   waitFor(p: PromiseLike<unknown>): void {
     this.waiting = p;
@@ -570,23 +494,21 @@ export class Task implements OperatorContext, SinkTask {
 
   /** Best-effort cleanup when the query fails: lets a foreach writer see the error. */
   abort(error: Error): void {
-    void this.deadLetters?.close();
+    this.source?.close();
     if (this.output instanceof SinkOutput) this.output.abort(error);
   }
 
   counters(): TaskCounters {
-    let latest = -1;
-    if (this.schedule !== null)
-      latest = Math.max(this.sourceOffset, this.schedule.dueCount(this.host.scheduleNow()));
+    const source = this.source;
     return {
       index: this.index,
-      sourceRows: this.sourceRows,
+      sourceRows: source?.rows ?? 0,
       rowsIn: this.rowsIn,
       rowsOut: this.rowsOut,
       skipped: this.problems.skipped,
       deadLettered: this.problems.deadLettered,
-      sourceOffset: this.isSource ? this.sourceOffset : -1,
-      latestOffset: latest,
+      sourceOffset: source?.offset ?? -1,
+      latestOffset: source?.latestOffset() ?? -1,
       epoch: this.epoch,
       watermark: this.host.microBatch ? this.batchWatermark : this.watermarks.watermark,
       state:

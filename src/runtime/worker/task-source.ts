@@ -1,0 +1,148 @@
+import { GeneratorSchedule } from '../../connectors/generator/reader.js';
+import { KafkaDeadLetterWriter } from '../../connectors/kafka/dead-letters.js';
+import type { GeneratorSourceSpec, KafkaSourceSpec } from '../../connectors/spec.js';
+import type { OperatorRef, RowSink } from '../../operators/contract.js';
+import type { PlannedOperator } from '../../plan/analyze.js';
+import type { StageInput } from '../../plan/physical.js';
+import type { HostContext } from './host-context.js';
+import type { RowMeta } from './row-meta.js';
+
+/** What a {@link TaskSource} needs of its task. */
+export interface SourceTask {
+  readonly partition: number;
+  readonly meta: RowMeta;
+  rowsIn: number;
+  badRecord(op: OperatorRef, row: unknown, error: unknown): void;
+  waitFor(p: PromiseLike<unknown>): void;
+  /** Whether the task must stop handing rows on for now (it waits on a promise, or its output is full). */
+  stalled(): boolean;
+}
+
+/**
+ * Where a source task's rows come from, and how far it has read: a generated source (`rate`,
+ * `generator`) makes its rows in the task, on the schedule the driver started; a Kafka source's
+ * records arrive in the task's input ring as bytes and are decoded here, in the worker; other
+ * sources' rows arrive in the ring as they are.
+ */
+export class TaskSource {
+  readonly index: number;
+  readonly op: PlannedOperator;
+  /** Next offset of this source partition: the task's position. */
+  offset: number;
+  /** Rows read or made. */
+  rows = 0;
+  /** Set once the query's clock has started (generated sources only). */
+  schedule: GeneratorSchedule | null = null;
+  readonly generator: GeneratorSourceSpec | null;
+  private readonly generate: GeneratorSourceSpec['generate'] | null;
+  /** A Kafka source's record decoder (null for other sources). */
+  private readonly decode: KafkaSourceSpec['decode'] | null;
+  /** A Kafka source's dead-letter topic, under `onBadRecord: 'deadLetter'` (null otherwise). */
+  private readonly deadLetters: KafkaDeadLetterWriter | null;
+
+  constructor(
+    private readonly task: SourceTask,
+    private readonly host: HostContext,
+    input: Extract<StageInput, { kind: 'source' }>,
+    op: PlannedOperator,
+    startOffset: number,
+  ) {
+    this.index = input.source.index;
+    this.op = op;
+    this.offset = startOffset;
+    const s = input.source.spec;
+    this.generator = s.kind === 'rate' || s.kind === 'generator' ? s : null;
+    this.generate = this.generator?.generate ?? null;
+    this.decode = s.kind === 'kafka' ? s.decode : null;
+    this.deadLetters =
+      s.kind === 'kafka' && s.deadLetterTopic !== undefined && host.onBadRecord === 'deadLetter'
+        ? new KafkaDeadLetterWriter({ ...s, deadLetterTopic: s.deadLetterTopic })
+        : null;
+  }
+
+  /** The query's clock started at `startTime`: a generated source schedules its rows from it. */
+  start(startTime: number): void {
+    if (this.generator === null) return;
+    const origin = this.host.scheduleStarts[this.index] ?? startTime;
+    this.schedule = new GeneratorSchedule(this.generator, origin);
+  }
+
+  /** A data frame of the task's input ring was read: sets the row's metadata. */
+  read(m: RowMeta): void {
+    m.readTime = this.host.precise.now();
+    m.sourceIndex = this.index;
+    m.sourcePartition = this.task.partition;
+    this.rows++;
+    this.offset = m.origin + 1;
+  }
+
+  /** Hands a row read from the ring on: a Kafka record decoded first, or made a bad record. */
+  push(head: RowSink, row: unknown): void {
+    if (this.decode === null) {
+      head.push(row);
+      return;
+    }
+    const raw = row as Parameters<KafkaSourceSpec['decode']>[0];
+    let decoded: unknown;
+    try {
+      decoded = this.decode(raw);
+    } catch (e) {
+      this.task.badRecord(this.op, raw, e);
+      // The task reads on once the dead letter is in its topic.
+      if (this.deadLetters !== null) this.task.waitFor(this.deadLetters.write(raw, e));
+      return;
+    }
+    head.push(decoded);
+  }
+
+  /** Makes the generated rows due by `until` and before offset `end`, at most `budget`. */
+  generateDue(head: RowSink, budget: number, until: number, end: number): number {
+    const schedule = this.schedule!;
+    const generate = this.generate!;
+    const task = this.task;
+    const m = task.meta;
+    const manual = this.host.clock.manual;
+    let n = 0;
+    while (n < budget) {
+      if (this.offset >= end) break;
+      const due = schedule.dueTime(this.offset);
+      if (due > until) break;
+      const now = this.host.precise.now();
+      m.sourceTime = manual ? now : due;
+      m.readTime = now;
+      m.origin = this.offset;
+      m.sourceIndex = this.index;
+      m.sourcePartition = task.partition;
+      this.offset++;
+      this.rows++;
+      task.rowsIn++;
+      n++;
+      let row: unknown;
+      try {
+        row = generate(task.partition, m.origin, due);
+      } catch (e) {
+        task.badRecord(this.op, { partition: task.partition, offset: m.origin }, e);
+        continue;
+      }
+      head.push(row);
+      if (task.stalled()) break;
+    }
+    return n;
+  }
+
+  /** Whether a generated row is due by `now`. */
+  due(now: number): boolean {
+    return this.schedule !== null && this.schedule.dueTime(this.offset) <= now;
+  }
+
+  /** The highest offset the source has (or, generated, has had due by now): for the backlog. */
+  latestOffset(): number {
+    if (this.schedule === null) return -1;
+    return Math.max(this.offset, this.schedule.dueCount(this.host.scheduleNow()));
+  }
+
+  /** The end of the input: the dead-letter producer closes. */
+  close(): void {
+    void this.deadLetters?.close();
+  }
+}
