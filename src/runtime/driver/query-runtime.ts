@@ -1,18 +1,15 @@
 import { availableParallelism } from 'node:os';
-import { MessageChannel, type MessagePort } from 'node:worker_threads';
-import { Piscina } from 'piscina';
 import type { QueryOptions } from '../../api/query-options.js';
 import { isMicroBatch } from '../../api/trigger.js';
 import type { CheckpointManager, RecoveryPoint } from '../../checkpoint/manager.js';
 import type { TopicPartition } from '../../connectors/kafka/layout.js';
 import { createSinkCommitter } from '../../connectors/sink-committer.js';
-import { deserializeError, ErrorCode, MillraceError } from '../../errors.js';
+import { ErrorCode, MillraceError } from '../../errors.js';
 import { LatencyAggregator } from '../../metrics/latency.js';
 import type { StreamingQueryProgress } from '../../metrics/progress.js';
 import type { AnalyzedPlan } from '../../plan/analyze.js';
 import { STATEFUL_KINDS } from '../../plan/nodes.js';
 import type { PhysicalPlan } from '../../plan/physical.js';
-import { workerExecArgv } from '../../util/worker-exec-argv.js';
 import { DoorbellTable } from '../channel/doorbell.js';
 import { FrameKind } from '../channel/frame-kind.js';
 import {
@@ -22,13 +19,14 @@ import {
   START_TIME_F64,
   STARTED_SLOT,
 } from '../control-layout.js';
-import type { DeadLetter, HostMessage, HostSpec, LateRow, TaskCounters } from '../messages.js';
+import type { DeadLetter, HostMessage, LateRow, TaskCounters } from '../messages.js';
 import type { Clock, ManualClock } from '../time/clock.js';
 import { PreciseTime } from '../time/precise-time.js';
 import { createTimerQueue, type TimerQueue } from '../time/timer-queue.js';
 import { EpochCoordinator } from './epoch-coordinator.js';
 import { Feeds } from './feeds.js';
 import { FlushWaiters } from './flush-waiters.js';
+import { HostPool } from './host-pool.js';
 import { HostSinkCommits } from './host-sink-commits.js';
 import { hostSpecs } from './host-specs.js';
 import { MicroBatchExecution, type MicroBatchHost } from './micro-batch.js';
@@ -74,19 +72,6 @@ export interface RuntimeConfig {
 /** How long a failing query waits for workers to leave their loops before terminating them. */
 const ABORT_GRACE_MS = 2000;
 
-/** How long the driver waits for a finished host's final report. */
-const FINAL_REPORT_GRACE_MS = 1000;
-
-const WORKER_FILE = new URL('../worker/worker-entry.js', import.meta.url).href;
-
-interface HostState {
-  ready: boolean;
-  done: boolean;
-  port: MessagePort;
-  /** Settles when the port closes: at shutdown, or earlier when the worker thread died. */
-  closed: Promise<unknown>;
-}
-
 /** How many worker threads a query gets: as asked, else the cores, never more than its tasks. */
 export function resolveWorkers(options: QueryOptions): number {
   return options.workers ?? Math.max(1, availableParallelism());
@@ -104,14 +89,12 @@ export class QueryRuntime implements MicroBatchHost {
   readonly latency = new LatencyAggregator();
   readonly precise: PreciseTime;
   private readonly control: Int32Array;
-  private readonly pool: Piscina;
-  private readonly hosts: HostState[] = [];
+  private readonly hosts: HostPool;
   /** Sink commits (`commitSink`) waiting for hosts to answer. */
   private readonly sinkCommits = new HostSinkCommits(
-    () => this.hosts.flatMap((h, i) => (h.done ? [] : [i])),
-    (i, message) => this.hosts[i]!.port.postMessage(message),
+    () => this.hosts.live(),
+    (i, message) => this.hosts.post(i, message),
   );
-  private readonly hostSpecs: Omit<HostSpec, 'port'>[];
   readonly timers: TimerQueue;
   readonly clock: Clock;
   readonly coordinator: EpochCoordinator;
@@ -129,9 +112,6 @@ export class QueryRuntime implements MicroBatchHost {
   private readonly flushes = new FlushWaiters();
   private readonly rounds: ReportRounds;
   private readonly pump: Pump;
-  private allDone!: () => void;
-  private readonly allDonePromise: Promise<void>;
-  private readyWaiter: { resolve: () => void; reject: (e: Error) => void } | undefined;
   private failure: MillraceError | null = null;
   private shutDown = false;
 
@@ -229,7 +209,7 @@ export class QueryRuntime implements MicroBatchHost {
         Atomics.store(this.control, REPORT_GEN_SLOT, gen);
         this.bells.ringAll();
       },
-      liveHosts: () => this.hosts.flatMap((h, i) => (h.done ? [] : [i])),
+      liveHosts: () => this.hosts.live(),
       progress: (requestedAt) => {
         const batch = this.reportingBatch;
         this.listener.progress(
@@ -244,24 +224,23 @@ export class QueryRuntime implements MicroBatchHost {
         );
       },
     });
-    this.allDonePromise = new Promise((resolve) => {
-      this.allDone = resolve;
-    });
-    this.hostSpecs = hostSpecs(config, wiring, {
+    const specs = hostSpecs(config, wiring, {
       bells: this.bells.sab,
       control: this.control.buffer as SharedArrayBuffer,
       microBatch,
       firstEpoch: this.nextEpoch,
     });
-    this.pool = new Piscina({
-      filename: WORKER_FILE,
-      minThreads: hostCount,
-      maxThreads: hostCount,
-      concurrentTasksPerWorker: 1,
-      idleTimeout: 60_000,
-      // Our tasks park with Atomics.waitAsync; Piscina must not block the worker's loop itself.
-      atomics: 'disabled',
-      execArgv: workerExecArgv(),
+    this.hosts = new HostPool(specs, {
+      report: (m) => {
+        this.absorb(m);
+        if (m.gen !== -1) this.rounds.answered(m.hostIndex, m.gen);
+      },
+      sinkCommitted: (m) => this.sinkCommits.answered(m),
+      failed: (e) => this.onFailure(e),
+      hostEnded: (i) => {
+        this.sinkCommits.hostEnded(i);
+        this.rounds.hostEnded();
+      },
     });
   }
 
@@ -271,7 +250,7 @@ export class QueryRuntime implements MicroBatchHost {
   }
 
   get hostCount(): number {
-    return this.hostSpecs.length;
+    return this.hosts.count;
   }
 
   /**
@@ -286,33 +265,11 @@ export class QueryRuntime implements MicroBatchHost {
       throw e;
     }
     if (this.recovery) this.feeds.resumeAt(this.recovery.startOffsets);
-    const ready = new Promise<void>((resolve, reject) => {
-      this.readyWaiter = { resolve, reject };
-    });
-    for (const spec of this.hostSpecs) {
-      const { port1, port2 } = new MessageChannel();
-      const closed = new Promise((resolve) => port1.once('close', resolve));
-      const state: HostState = { ready: false, done: false, port: port1, closed };
-      this.hosts.push(state);
-      port1.on('message', (m: HostMessage) => this.onMessage(m));
-      this.pool.run({ ...spec, port: port2 }, { transferList: [port2] }).then(
-        () => this.onHostExit(spec.hostIndex, null),
-        (e: unknown) => this.onHostExit(spec.hostIndex, e),
-      );
-    }
-    const timeout = setTimeout(() => {
-      this.readyWaiter?.reject(
-        new MillraceError(ErrorCode.TASK_FAILED, `workers did not start within ${startTimeoutMs} ms`),
-      );
-    }, startTimeoutMs);
     try {
-      await ready;
+      await this.hosts.start(startTimeoutMs);
     } catch (e) {
       await this.abort();
       throw e;
-    } finally {
-      clearTimeout(timeout);
-      this.readyWaiter = undefined;
     }
     const { clock } = this.config;
     if (clock.manual) this.unsubscribeClock = (clock as ManualClock).onChange(() => this.bells.ringAll());
@@ -428,7 +385,7 @@ export class QueryRuntime implements MicroBatchHost {
     this.feeds.broadcast(FrameKind.END_OF_STREAM, 0);
     let timer: NodeJS.Timeout | undefined;
     const timedOut = await Promise.race([
-      this.allDonePromise.then(() => false),
+      this.hosts.done.then(() => false),
       new Promise<boolean>((resolve) => {
         timer = setTimeout(() => resolve(true), timeoutMs);
       }),
@@ -450,7 +407,7 @@ export class QueryRuntime implements MicroBatchHost {
     this.bells.ringAll();
     let timer: NodeJS.Timeout | undefined;
     await Promise.race([
-      this.allDonePromise,
+      this.hosts.done,
       new Promise<void>((resolve) => {
         timer = setTimeout(resolve, ABORT_GRACE_MS);
       }),
@@ -459,75 +416,16 @@ export class QueryRuntime implements MicroBatchHost {
     await this.shutdown();
   }
 
-  // --- worker messages ---------------------------------------------------------------------------
-
-  private onMessage(m: HostMessage): void {
-    const host = this.hosts[m.hostIndex]!;
-    switch (m.type) {
-      case 'ready':
-        host.ready = true;
-        if (this.hosts.length === this.hostSpecs.length && this.hosts.every((h) => h.ready))
-          this.readyWaiter?.resolve();
-        return;
-      case 'report':
-        this.absorb(m);
-        if (m.gen === -1) {
-          this.markDone(host);
-        } else {
-          this.rounds.answered(m.hostIndex, m.gen);
-        }
-        return;
-      case 'failed': {
-        const error = deserializeError(m.error);
-        this.markDone(host);
-        this.onFailure(error);
-        return;
-      }
-      case 'sinkCommitted':
-        this.sinkCommits.answered(m);
-        return;
-    }
-  }
-
-  private onHostExit(hostIndex: number, error: unknown): void {
-    const host = this.hosts[hostIndex];
-    if (!host || host.done) return;
-    if (error === null) {
-      // The host's last message travels on its own port and may arrive after Piscina's answer;
-      // give it a moment before counting the host as done without it.
-      setTimeout(() => this.markDone(host), FINAL_REPORT_GRACE_MS).unref();
-      return;
-    }
-    this.markDone(host);
-    if (this.shutDown) return;
-    this.onFailure(
-      new MillraceError(
-        ErrorCode.TASK_FAILED,
-        `worker ${hostIndex} ended unexpectedly${error ? `: ${(error as Error).message ?? String(error)}` : ''}`,
-        { cause: error },
-      ),
-    );
-  }
+  // --- failures and reports ----------------------------------------------------------------------
 
   private onFailure(error: MillraceError): void {
     // Sink commits waiting for hosts end with the run.
     this.sinkCommits.failAll(error);
     if (this.failure !== null) return;
     this.failure = error;
-    if (this.readyWaiter) {
-      this.readyWaiter.reject(error);
-      return;
-    }
+    if (this.hosts.failStart(error)) return;
     this.flushes.end(error);
     this.listener.failed(error);
-  }
-
-  private markDone(host: HostState): void {
-    if (host.done) return;
-    host.done = true;
-    this.sinkCommits.hostEnded(this.hosts.indexOf(host));
-    this.rounds.hostEnded();
-    if (this.hosts.length === this.hostSpecs.length && this.hosts.every((h) => h.done)) this.allDone();
   }
 
   private absorb(m: HostMessage & { type: 'report' }): void {
@@ -568,6 +466,7 @@ export class QueryRuntime implements MicroBatchHost {
   async shutdown(): Promise<void> {
     if (this.shutDown) return;
     this.shutDown = true;
+    this.hosts.closingDown();
     this.feeds.close();
     this.timers.dispose();
     this.unsubscribeClock?.();
@@ -579,12 +478,7 @@ export class QueryRuntime implements MicroBatchHost {
     await this.feeds.dispose();
     await this.checkpoint?.close();
     this.flushes.end(this.failure);
-    // Ports close asynchronously: wait for them, so no handle outlives stop().
-    // (A dead worker's port closed already; listening for 'close' now would wait forever.)
-    const closed = this.hosts.map((h) => h.closed);
-    for (const h of this.hosts) h.port.close();
-    await this.pool.destroy();
-    await Promise.all(closed);
+    await this.hosts.close();
     this.rounds.close();
   }
 }
