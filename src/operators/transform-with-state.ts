@@ -140,9 +140,15 @@ export class TransformWithStateOperator implements StatefulOperator {
       return;
     }
     this.scope.begin(key, text, now);
-    this.runHandler(row, () =>
-      this.processor.handleInputRows(key, [row], new Times(now, this.ctx.watermark())),
-    );
+    // runHandler's work without its closure: this runs once per row.
+    let rows: unknown[] | null = null;
+    let failure: unknown = null;
+    try {
+      rows = drained(this.processor.handleInputRows(key, [row], new Times(now, this.ctx.watermark())));
+    } catch (e) {
+      failure = e;
+    }
+    this.endHandler(row, rows, failure);
   }
 
   private isLate(row: unknown, column: string): boolean {
@@ -329,12 +335,15 @@ export class TransformWithStateOperator implements StatefulOperator {
     let rows: unknown[] | null = null;
     let failure: unknown = null;
     try {
-      const out = call();
-      // Drained before anything goes on: a generator's throw is the processor's, not downstream's.
-      if (out != null) rows = Array.isArray(out) ? out : [...(out as Iterable<unknown>)];
+      rows = drained(call());
     } catch (e) {
       failure = e;
     }
+    this.endHandler(what, rows, failure);
+  }
+
+  /** Ends the key of a handler that returned `rows` or threw `failure` (see {@link runHandler}). */
+  private endHandler(what: unknown, rows: unknown[] | null, failure: unknown): void {
     try {
       this.scope.end();
     } catch (e) {
@@ -352,4 +361,13 @@ export class TransformWithStateOperator implements StatefulOperator {
     }
     if (rows !== null) for (let i = 0; i < rows.length; i++) this.next.push(rows[i]);
   }
+}
+
+/**
+ * What a handler returned or yielded, as an array (null: nothing). Drained before anything goes on:
+ * a generator's throw is the processor's, not downstream's.
+ */
+function drained(out: unknown): unknown[] | null {
+  if (out == null) return null;
+  return Array.isArray(out) ? out : [...(out as Iterable<unknown>)];
 }

@@ -32,8 +32,8 @@ export class TaskSource {
   /** Rows read or made. */
   rows = 0;
   /** Set once the query's clock has started (generated sources only). */
-  schedule: GeneratorSchedule | null = null;
-  readonly generator: GeneratorSourceSpec | null;
+  private schedule: GeneratorSchedule | null = null;
+  private readonly generator: GeneratorSourceSpec | null;
   private readonly generate: GeneratorSourceSpec['generate'] | null;
   /** A Kafka source's record decoder (null for other sources). */
   private readonly decode: KafkaSourceSpec['decode'] | null;
@@ -58,6 +58,16 @@ export class TaskSource {
       s.kind === 'kafka' && s.deadLetterTopic !== undefined && host.onBadRecord === 'deadLetter'
         ? new KafkaDeadLetterWriter({ ...s, deadLetterTopic: s.deadLetterTopic })
         : null;
+  }
+
+  /** Whether the task makes this source's rows: a generated source, its clock started. */
+  get generating(): boolean {
+    return this.schedule !== null;
+  }
+
+  /** A generated source whose clock has not started yet. */
+  get unstarted(): boolean {
+    return this.generator !== null && this.schedule === null;
   }
 
   /** The query's clock started at `startTime`: a generated source schedules its rows from it. */
@@ -130,9 +140,9 @@ export class TaskSource {
     return n;
   }
 
-  /** Whether a generated row is due by `now`. */
-  due(now: number): boolean {
-    return this.schedule !== null && this.schedule.dueTime(this.offset) <= now;
+  /** When the next generated row is due (Infinity: the task generates none). */
+  nextDue(): number {
+    return this.schedule === null ? Number.POSITIVE_INFINITY : this.schedule.dueTime(this.offset);
   }
 
   /** The highest offset the source has (or, generated, has had due by now): for the backlog. */

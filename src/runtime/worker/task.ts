@@ -132,6 +132,8 @@ export class Task implements OperatorContext, SinkTask, SourceTask {
     this.watermarks.start(startTime);
   }
 
+  // --- stepping ----------------------------------------------------------------------------------
+
   /**
    * Does some work if there is any; returns whether it did. Never blocks. Whatever the step wrote
    * is published, and whatever it read is handed back, before it returns.
@@ -188,7 +190,7 @@ export class Task implements OperatorContext, SinkTask, SourceTask {
       }
     }
     const source = this.source;
-    if (source?.schedule != null && !this.host.microBatch && !anyAligned && work < STEP_BUDGET) {
+    if (source?.generating === true && !this.host.microBatch && !anyAligned && work < STEP_BUDGET) {
       work += source.generateDue(
         this.head,
         STEP_BUDGET - work,
@@ -214,7 +216,7 @@ export class Task implements OperatorContext, SinkTask, SourceTask {
     if (!this.host.microBatch && this.host.clock.now() >= this.watermarks.nextDeadline) return true;
     if (this.ticking && this.host.clock.now() >= this.stateful!.nextTimerDue!()) return true;
     if (this.inputs.hasFrame()) return true;
-    return this.source !== null && !this.host.microBatch && this.source.due(this.host.scheduleNow());
+    return this.source !== null && !this.host.microBatch && this.source.nextDue() <= this.host.scheduleNow();
   }
 
   /** Whether a frame waits in one of the task's input rings (a cheap part of {@link ready}). */
@@ -228,8 +230,7 @@ export class Task implements OperatorContext, SinkTask, SourceTask {
     const idle = this.ticking
       ? Math.min(this.watermarks.nextDeadline, this.stateful!.nextTimerDue!())
       : this.watermarks.nextDeadline;
-    const schedule = this.source?.schedule ?? null;
-    return schedule === null ? idle : Math.min(idle, schedule.dueTime(this.source!.offset));
+    return this.source === null ? idle : Math.min(idle, this.source.nextDue());
   }
 
   private unblock(): boolean {
@@ -261,22 +262,24 @@ export class Task implements OperatorContext, SinkTask, SourceTask {
     source.push(head, r.readRow());
   }
 
+  // --- control markers: barriers and epochs, flushes, watermarks, end of stream ----------------
+
   /** Handles a control marker. Returns false when it cannot be consumed yet (left in the ring). */
   private onMarker(input: InputChannel, kind: number): boolean {
     const ring = input.reader.ring;
     const value = input.reader.markerValue();
     const source = this.source;
-    if (source !== null && source.generator !== null && source.schedule === null) this.host.ensureStarted();
-    if (kind === FrameKind.BATCH && source?.schedule != null) {
+    if (source?.unstarted === true) this.host.ensureStarted();
+    if (kind === FrameKind.BATCH && source?.generating === true) {
       // A micro-batch ends at an offset: a generator makes the rows up to it first.
       const end = input.reader.markerValue2();
       source.generateDue(this.head, STEP_BUDGET, Number.POSITIVE_INFINITY, end);
       if (source.offset < end) return false;
-    } else if ((kind === FrameKind.BARRIER || kind === FrameKind.FLUSH) && source?.schedule != null) {
+    } else if ((kind === FrameKind.BARRIER || kind === FrameKind.FLUSH) && source?.generating === true) {
       // Rows a generator owed before the marker belong before it.
       if (Number.isNaN(this.markerCutoff)) this.markerCutoff = this.host.scheduleNow();
       source.generateDue(this.head, STEP_BUDGET, this.markerCutoff, Number.POSITIVE_INFINITY);
-      if (source.due(this.markerCutoff)) return false;
+      if (source.nextDue() <= this.markerCutoff) return false;
       this.markerCutoff = Number.NaN;
     }
     ring.releaseDeferred();
