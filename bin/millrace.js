@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 // The CLI is compiled TypeScript (npm install runs the build through the `prepare` script).
 import { fileURLToPath } from 'node:url';
-import { followParent, gcMode, relaunch, singleThreadedGc } from '../dist/src/cli/relaunch.js';
+import { followParent, gcMode, relaunch, setHeapGrowth, singleThreadedGc } from '../dist/src/cli/relaunch.js';
 
 let chosen;
 try {
@@ -15,6 +15,7 @@ if (chosen.mode === 'single' && !singleThreadedGc()) {
   process.exitCode = await relaunch(fileURLToPath(import.meta.url), process.argv.slice(2));
 } else {
   followParent();
+  setHeapGrowth(chosen.heapGrowth);
   const { main } = await import('../dist/src/cli/main.js');
   process.exitCode = await main(chosen.args);
 }

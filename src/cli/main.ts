@@ -17,7 +17,9 @@ Usage:
   millrace --version
 
 Every command takes --gc single|parallel: V8's single-threaded GC, or its default with helper
-threads (default: single for the small-state benchmarks, parallel otherwise; see docs/architecture.md).
+threads (default: single for the small-state benchmarks, parallel otherwise), and --heap-growth P:
+the old generation grows P % between full collections (default 400; 0: V8's own heuristics). See
+docs/architecture.md.
 
 Exit codes: 0 done, 1 query failed (checkpoint: a problem found), 2 bad usage or bad job.
 `;

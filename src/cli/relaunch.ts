@@ -1,4 +1,5 @@
 import { spawn } from 'node:child_process';
+import v8 from 'node:v8';
 
 /**
  * How the CLI's process collects garbage: `single` — V8's `--single-threaded-gc`, each thread
@@ -38,27 +39,78 @@ const SMALL_STATE_BENCHES = new Set([
 const RELAUNCHED = 'MILLRACE_RELAUNCHED';
 
 /**
- * The GC mode the command line asks for, and the command line without `--gc`. Throws on a mode
- * other than `single` or `parallel`.
+ * How far V8 lets the old generation grow between full collections, in percent of what the last
+ * one left live (V8's `--heap-growing-percent`), unless `--heap-growth` or MILLRACE_HEAP_GROWTH
+ * says otherwise; 0 leaves it to V8.
+ *
+ * V8's own heuristics start the next full collection once the old generation has grown by a small
+ * slack. A query holding millions of keys keeps tens of MB live in each worker and promotes a
+ * little garbage all the time, so each worker marked and compacted its whole heap every ≈ 5 s:
+ * pauses of 4–11 ms (7 ms of them moving objects and updating the pointers to them), and marking
+ * threads that take a CPU from the other worker meanwhile — 50–80 ms during which rows wait, and
+ * E4's p99 (`millrace bench fraud`) at 2.7–10 ms. With 400 % a 60-s window saw two full
+ * collections (both workers) instead of 14, and p99 0.9–2.0 ms in 13 runs (docs/benchmarks.md). The cost is memory: garbage that
+ * survived to the old generation stays until the next full collection.
  */
-export function gcMode(
-  argv: readonly string[],
-  env: NodeJS.ProcessEnv = process.env,
-): { mode: GcMode; args: string[] } {
+export const DEFAULT_HEAP_GROWTH = 400;
+
+/** What the command line asks of the garbage collector (see {@link gcMode}). */
+export interface GcChoice {
+  mode: GcMode;
+  /** Percent (see {@link DEFAULT_HEAP_GROWTH}); 0: V8's own heuristics. */
+  heapGrowth: number;
+  /** The command line without `--gc` and `--heap-growth`. */
+  args: string[];
+}
+
+/**
+ * The GC mode and heap growth the command line asks for, and the command line without `--gc` and
+ * `--heap-growth`. Throws on a mode other than `single` or `parallel`, and on a heap growth that is
+ * not a whole percentage from 0 to 10 000.
+ */
+export function gcMode(argv: readonly string[], env: NodeJS.ProcessEnv = process.env): GcChoice {
   const args: string[] = [];
   let asked: string | undefined = env.MILLRACE_GC;
+  let growth: string | undefined = env.MILLRACE_HEAP_GROWTH;
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i]!;
-    if (a === '--gc') asked = argv[++i];
+    if (a === '--gc') asked = argv[++i] ?? '';
     else if (a.startsWith('--gc=')) asked = a.slice('--gc='.length);
+    else if (a === '--heap-growth') growth = argv[++i] ?? '';
+    else if (a.startsWith('--heap-growth=')) growth = a.slice('--heap-growth='.length);
     else args.push(a);
   }
   if (asked !== undefined && asked !== 'single' && asked !== 'parallel') {
     throw new Error(`--gc takes single or parallel, not ${JSON.stringify(asked)}`);
   }
+  const heapGrowth = growth === undefined ? DEFAULT_HEAP_GROWTH : Number(growth);
+  if (growth !== undefined && (!/^\d+$/.test(growth) || heapGrowth > 10_000)) {
+    throw new Error(
+      `--heap-growth takes a percentage from 0 (V8's own heuristics) to 10000, not ${JSON.stringify(growth)}`,
+    );
+  }
   const mode =
     asked ?? (args[0] === 'bench' && SMALL_STATE_BENCHES.has(args[1] ?? '') ? 'single' : 'parallel');
-  return { mode, args };
+  return { mode, heapGrowth, args };
+}
+
+/** The old generation's growth this process set (see {@link setHeapGrowth}); null: V8's own. */
+let heapGrowthSet: number | null = null;
+
+/**
+ * Has V8 let the old generation grow `percent` between full collections, in every thread of the
+ * process (V8 reads the flag at each full collection, so it applies from the next one on). Leaves
+ * V8's heuristics alone for 0, and when node was started with `--heap-growing-percent` itself.
+ */
+export function setHeapGrowth(percent: number, execArgv: readonly string[] = process.execArgv): void {
+  if (percent === 0 || execArgv.some((a) => a.startsWith('--heap-growing-percent'))) return;
+  v8.setFlagsFromString(`--heap-growing-percent=${percent}`);
+  heapGrowthSet = percent;
+}
+
+/** The old generation's growth set by {@link setHeapGrowth}, or null when V8 chooses. */
+export function heapGrowthInForce(): number | null {
+  return heapGrowthSet;
 }
 
 /** Whether the process collects garbage single-threaded. */

@@ -5,7 +5,7 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { after, describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { processExists } from '../../src/checkpoint/lock.js';
-import { gcMode } from '../../src/cli/relaunch.js';
+import { DEFAULT_HEAP_GROWTH, gcMode } from '../../src/cli/relaunch.js';
 
 const BIN = fileURLToPath(new URL('../../../bin/millrace.js', import.meta.url));
 const JOB = fileURLToPath(new URL('../fixtures/jobs/generator.js', import.meta.url));
@@ -73,20 +73,74 @@ describe('the GC the CLI runs with', () => {
   it('is single-threaded for the small-state benchmarks and V8 default otherwise, unless --gc or MILLRACE_GC says', () => {
     assert.deepEqual(gcMode(['bench', 'windowed-count', '--rate', '1k'], {}), {
       mode: 'single',
+      heapGrowth: DEFAULT_HEAP_GROWTH,
       args: ['bench', 'windowed-count', '--rate', '1k'],
     });
     assert.equal(gcMode(['bench', 'fraud'], {}).mode, 'parallel');
     assert.equal(gcMode(['run', 'job.js'], {}).mode, 'parallel');
-    assert.deepEqual(gcMode(['run', 'job.js', '--gc', 'single'], {}), {
-      mode: 'single',
-      args: ['run', 'job.js'],
-    });
+    assert.deepEqual(gcMode(['run', 'job.js', '--gc', 'single'], {}).args, ['run', 'job.js']);
+    assert.equal(gcMode(['run', 'job.js', '--gc', 'single'], {}).mode, 'single');
     assert.deepEqual(gcMode(['--gc=parallel', 'bench', 'stateless'], {}), {
       mode: 'parallel',
+      heapGrowth: DEFAULT_HEAP_GROWTH,
       args: ['bench', 'stateless'],
     });
     assert.equal(gcMode(['demo'], { MILLRACE_GC: 'single' }).mode, 'single');
     assert.throws(() => gcMode(['demo', '--gc', 'fast'], {}), /--gc takes single or parallel, not "fast"/);
+    assert.throws(() => gcMode(['demo', '--gc'], {}), /--gc takes single or parallel, not ""/);
+  });
+
+  it('lets the old generation grow 400 % between full collections unless --heap-growth or MILLRACE_HEAP_GROWTH says', () => {
+    assert.equal(DEFAULT_HEAP_GROWTH, 400);
+    assert.deepEqual(gcMode(['demo', '--heap-growth', '150', '--rate', '1k'], {}), {
+      mode: 'parallel',
+      heapGrowth: 150,
+      args: ['demo', '--rate', '1k'],
+    });
+    assert.equal(gcMode(['--heap-growth=0', 'run', 'job.js'], {}).heapGrowth, 0);
+    assert.equal(gcMode(['demo'], { MILLRACE_HEAP_GROWTH: '250' }).heapGrowth, 250);
+    assert.equal(gcMode(['demo', '--heap-growth', '100'], { MILLRACE_HEAP_GROWTH: '250' }).heapGrowth, 100);
+    for (const bad of ['-1', '1.5', 'lots', '', '10001']) {
+      assert.throws(
+        () => gcMode(['demo', '--heap-growth', bad], {}),
+        /--heap-growth takes a percentage from 0 \(V8's own heuristics\) to 10000, not /,
+        bad,
+      );
+    }
+    assert.throws(() => gcMode(['demo', '--heap-growth'], {}), /--heap-growth takes a percentage/);
+  });
+});
+
+describe('the heap growth the CLI runs with', () => {
+  /** The machine a one-second idle benchmark reports, run by the CLI with `args`. */
+  async function benchMachine(...args: string[]): Promise<{ heapGrowth: number | null; gc: string }> {
+    const { MILLRACE_GC: _, MILLRACE_HEAP_GROWTH: __, ...env } = process.env;
+    const child = spawn(
+      process.execPath,
+      [BIN, 'bench', 'idle', '--warmup', '0s', '--duration', '300ms', '--json', ...args],
+      { stdio: ['ignore', 'pipe', 'pipe'], env },
+    );
+    children.add(child);
+    let out = '';
+    child.stdout!.on('data', (d: Buffer) => {
+      out += d.toString();
+    });
+    const timer = setTimeout(() => child.kill('SIGKILL'), 60_000);
+    const [code] = await once(child, 'exit');
+    clearTimeout(timer);
+    assert.equal(code, 0, out);
+    const { gc, heapGrowth } = JSON.parse(out).machine;
+    return { gc, heapGrowth };
+  }
+
+  it('is set in the process that runs the query, relaunched or not, and the benchmark reports it', async () => {
+    // idle runs single-threaded GC: the CLI runs itself again, and the second node sets it.
+    assert.deepEqual(await benchMachine(), { gc: 'single-threaded', heapGrowth: 400 });
+    assert.deepEqual(await benchMachine('--heap-growth', '0'), { gc: 'single-threaded', heapGrowth: null });
+    assert.deepEqual(await benchMachine('--gc', 'parallel', '--heap-growth', '120'), {
+      gc: 'V8 default',
+      heapGrowth: 120,
+    });
   });
 });
 

@@ -1,5 +1,5 @@
 import os from 'node:os';
-import { singleThreadedGc } from '../relaunch.js';
+import { heapGrowthInForce, singleThreadedGc } from '../relaunch.js';
 
 /** The machine a benchmark ran on, printed with every result (BENCH.md). */
 export interface MachineInfo {
@@ -12,6 +12,8 @@ export interface MachineInfo {
   totalMemoryGiB: number;
   /** How the process collects garbage (`--gc`, see src/cli/relaunch.ts). */
   gc: 'single-threaded' | 'V8 default';
+  /** How far the old generation grows between full collections, in % (`--heap-growth`); null: V8 chooses. */
+  heapGrowth: number | null;
 }
 
 export function machineInfo(): MachineInfo {
@@ -23,11 +25,13 @@ export function machineInfo(): MachineInfo {
     arch: os.arch(),
     totalMemoryGiB: Math.round((os.totalmem() / 2 ** 30) * 10) / 10,
     gc: singleThreadedGc() ? 'single-threaded' : 'V8 default',
+    heapGrowth: heapGrowthInForce(),
   };
 }
 
 export function describeMachine(m: MachineInfo): string {
-  return `nproc ${m.nproc}, ${m.cpuModel}, ${m.totalMemoryGiB} GiB, Node ${m.node}, ${m.platform} ${m.arch}, GC ${m.gc}`;
+  const growth = m.heapGrowth === null ? '' : `, old generation grows ${m.heapGrowth} %`;
+  return `nproc ${m.nproc}, ${m.cpuModel}, ${m.totalMemoryGiB} GiB, Node ${m.node}, ${m.platform} ${m.arch}, GC ${m.gc}${growth}`;
 }
 
 /**
