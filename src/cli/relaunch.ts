@@ -49,8 +49,9 @@ const RELAUNCHED = 'MILLRACE_RELAUNCHED';
  * pauses of 4–11 ms (7 ms of them moving objects and updating the pointers to them), and marking
  * threads that take a CPU from the other worker meanwhile — 50–80 ms during which rows wait, and
  * E4's p99 (`millrace bench fraud`) at 2.7–10 ms. With 400 % a 60-s window saw two full
- * collections (both workers) instead of 14, and p99 0.9–2.0 ms in 13 runs (docs/benchmarks.md). The cost is memory: garbage that
- * survived to the old generation stays until the next full collection.
+ * collections (both workers) instead of 14, and p99 1.1–2.0 ms in the 16 runs measured
+ * (docs/benchmarks.md). The cost is memory: garbage that survived to the old generation stays
+ * until the next full collection.
  */
 export const DEFAULT_HEAP_GROWTH = 400;
 

@@ -113,11 +113,14 @@ describe('the GC the CLI runs with', () => {
 
 describe('the heap growth the CLI runs with', () => {
   /** The machine a one-second idle benchmark reports, run by the CLI with `args`. */
-  async function benchMachine(...args: string[]): Promise<{ heapGrowth: number | null; gc: string }> {
+  async function benchMachine(
+    args: string[] = [],
+    nodeFlags: string[] = [],
+  ): Promise<{ heapGrowth: number | null; gc: string }> {
     const { MILLRACE_GC: _, MILLRACE_HEAP_GROWTH: __, ...env } = process.env;
     const child = spawn(
       process.execPath,
-      [BIN, 'bench', 'idle', '--warmup', '0s', '--duration', '300ms', '--json', ...args],
+      [...nodeFlags, BIN, 'bench', 'idle', '--warmup', '0s', '--duration', '300ms', '--json', ...args],
       { stdio: ['ignore', 'pipe', 'pipe'], env },
     );
     children.add(child);
@@ -136,10 +139,17 @@ describe('the heap growth the CLI runs with', () => {
   it('is set in the process that runs the query, relaunched or not, and the benchmark reports it', async () => {
     // idle runs single-threaded GC: the CLI runs itself again, and the second node sets it.
     assert.deepEqual(await benchMachine(), { gc: 'single-threaded', heapGrowth: 400 });
-    assert.deepEqual(await benchMachine('--heap-growth', '0'), { gc: 'single-threaded', heapGrowth: null });
-    assert.deepEqual(await benchMachine('--gc', 'parallel', '--heap-growth', '120'), {
+    assert.deepEqual(await benchMachine(['--heap-growth', '0']), { gc: 'single-threaded', heapGrowth: null });
+    assert.deepEqual(await benchMachine(['--gc', 'parallel', '--heap-growth', '120']), {
       gc: 'V8 default',
       heapGrowth: 120,
+    });
+  });
+
+  it("is left as it is when node was started with V8's --heap-growing-percent", async () => {
+    assert.deepEqual(await benchMachine(['--gc', 'parallel'], ['--heap-growing-percent=200']), {
+      gc: 'V8 default',
+      heapGrowth: null,
     });
   });
 });
