@@ -13,7 +13,9 @@ describe('millrace bench idle', () => {
     assert.equal(code, ExitCode.OK, io.stderr());
     const result = JSON.parse(io.stdout()) as IdleResult;
     assert.equal(result.scenario, 'idle');
-    assert.ok(result.windowMs >= 1000, `the window lasted ${result.windowMs} ms`);
+    // The window is timed by setTimeout, which keeps whole milliseconds: by performance.now() it
+    // may end up to a millisecond early (999.88 ms seen in CI).
+    assert.ok(result.windowMs >= 998 && result.windowMs < 5000, `the window lasted ${result.windowMs} ms`);
     assert.ok(Number.isFinite(result.cpuPercent) && result.cpuPercent >= 0, `cpu ${result.cpuPercent}`);
     assert.equal(result.targets.length, 1);
     assert.equal(result.targets[0]!.id, 'I1');
