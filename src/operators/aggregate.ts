@@ -125,6 +125,8 @@ export class AggregateOperator implements StatefulOperator {
     }
   }
 
+  // --- rows: windows, groups, sessions ------------------------------------------------------------
+
   push(row: unknown): void {
     if (this.table !== null) this.table.tidy();
     else if (this.groups!.removing) this.groups!.removeSome(EVICT_PER_ROW);
@@ -284,6 +286,8 @@ export class AggregateOperator implements StatefulOperator {
     this.changedGroup(key, g);
   }
 
+  // --- aggregates: folding a row into a group's states --------------------------------------------
+
   /** A new group of the groups store. */
   private newGroup(row: Record<string, unknown>, start: number, end: number): Group {
     const keys = this.keyColumns.map((k) => row?.[k]);
@@ -324,6 +328,8 @@ export class AggregateOperator implements StatefulOperator {
     if (this.changed !== null) this.changed.add(key);
     else if (this.mode === 'update') this.next.push(this.rows.ofGroup(g));
   }
+
+  // --- watermarks and batches: closing and emitting windows ---------------------------------------
 
   onWatermark(watermark: number): void {
     this.closeUpTo(watermark);
@@ -397,6 +403,8 @@ export class AggregateOperator implements StatefulOperator {
 
   private readonly emitSlot = (slab: WindowSlab, slot: number): void =>
     this.next.push(this.rows.ofSlot(this.table!, slab, slot));
+
+  // --- restores and counters ----------------------------------------------------------------------
 
   restored(): void {
     if (this.table !== null) {

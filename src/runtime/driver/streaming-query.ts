@@ -114,6 +114,8 @@ export class StreamingQuery extends EventEmitter<QueryEvents> {
     this.announceStart();
   }
 
+  // --- attempts: start, restart wiring ------------------------------------------------------------
+
   /** The run id of the attempt running now: each restart is a new run, as in Spark. */
   get runId(): string {
     return this.config.runId;
@@ -169,6 +171,8 @@ export class StreamingQuery extends EventEmitter<QueryEvents> {
     };
   }
 
+  // --- status -------------------------------------------------------------------------------------
+
   /** True until the query stops or fails for good (also while it restarts). */
   get isActive(): boolean {
     return this.state === 'active' || this.state === 'restarting';
@@ -223,6 +227,8 @@ export class StreamingQuery extends EventEmitter<QueryEvents> {
     if (!this.config.clock.manual) throw notManual();
     return this.config.clock as ManualClock;
   }
+
+  // --- waiting and stopping -----------------------------------------------------------------------
 
   /**
    * Resolves when the query ends by `stop()`, rejects with its error when it fails. With a
@@ -304,6 +310,8 @@ export class StreamingQuery extends EventEmitter<QueryEvents> {
     }
   }
 
+  // --- testing API: memory sources and sinks, metrics, explain ------------------------------------
+
   /** The memory source named `name`. */
   source<T = unknown>(name: string): MemorySourceHandle<T> {
     const feed = this.runtime.feeds.memorySource(name);
@@ -384,6 +392,8 @@ export class StreamingQuery extends EventEmitter<QueryEvents> {
   explain(): string {
     return `${explain(this.config.plan, this.config.physical)}\nWorkers: ${this.runtime.hostCount}`;
   }
+
+  // --- progress, failures, restarts, the end ------------------------------------------------------
 
   private onProgress(p: StreamingQueryProgress): void {
     this.progressLog.push(p);
