@@ -100,6 +100,7 @@ export class Host implements HostContext {
     const precise = this.precise;
     let lastYield = precise.now();
     let idleSince = 0;
+    let microtasksRun = false;
     for (;;) {
       // The one clock read of a pass: tasks, spinning and yielding all go by it.
       const now = precise.now();
@@ -139,21 +140,41 @@ export class Host implements HostContext {
       if (!progressed) progressed = this.idleWork();
       if (progressed) {
         idleSince = 0;
+        microtasksRun = false;
         if (now - lastYield > YIELD_EVERY_MS) {
           await yieldToEventLoop();
           lastYield = precise.now();
         }
         continue;
       }
+      // A task waits for a promise that may have settled already (a sink step returning
+      // Promise.resolve()): its continuation is a microtask, which runs at the host's next await.
+      // One such turn first, then spinning and parking as usual (a promise of I/O needs the event
+      // loop, which only parking or a yield lets run).
+      if (!microtasksRun && this.anyAwaitingPromise()) {
+        microtasksRun = true;
+        await undefined;
+        continue;
+      }
       if (idleSince === 0) idleSince = now;
+      // Spinning never keeps the event loop from turning for long either: a task may be waiting
+      // for a promise (an asynchronous sink) whose continuation only the event loop runs.
       if (now - idleSince < spinMs) {
         this.pollInputs(IDLE_POLLS);
+        if (now - lastYield > YIELD_EVERY_MS) {
+          await yieldToEventLoop();
+          lastYield = precise.now();
+        }
         continue;
       }
       // A generated row due within the spin window is waited for spinning: timed parks are coarse
       // (Atomics.waitAsync rounds timeouts to whole milliseconds).
       if (this.parkTimeout() < spinMs) {
         idleSince = now;
+        if (now - lastYield > YIELD_EVERY_MS) {
+          await yieldToEventLoop();
+          lastYield = precise.now();
+        }
         continue;
       }
 
@@ -195,6 +216,12 @@ export class Host implements HostContext {
       }
     }
     this.current = undefined;
+    return false;
+  }
+
+  private anyAwaitingPromise(): boolean {
+    const tasks = this.tasks;
+    for (let i = 0; i < tasks.length; i++) if (tasks[i]!.awaitingPromise()) return true;
     return false;
   }
 

@@ -224,13 +224,18 @@ export class Task implements OperatorContext, SinkTask, SourceTask {
     return !this.finished && this.inputs.hasFrame();
   }
 
-  /** Clock time at which this task will have work without any input arriving (generated rows). */
+  /**
+   * Clock time at which this task will have work without any input arriving (generated rows).
+   * A stalled task's generated rows are not due: it cannot take them before the promise it waits
+   * for settles or its output frees space, and either rings the host's bell. Counting them would
+   * keep the host from parking — and from running the promise's continuation.
+   */
   nextDueTime(): number {
     if (this.finished || this.ending || this.host.microBatch) return Number.POSITIVE_INFINITY;
     const idle = this.ticking
       ? Math.min(this.watermarks.nextDeadline, this.stateful!.nextTimerDue!())
       : this.watermarks.nextDeadline;
-    return this.source === null ? idle : Math.min(idle, this.source.nextDue());
+    return this.source === null || this.stalled() ? idle : Math.min(idle, this.source.nextDue());
   }
 
   private unblock(): boolean {
@@ -452,6 +457,11 @@ export class Task implements OperatorContext, SinkTask, SourceTask {
 
   stalled(): boolean {
     return this.waiting !== null || this.output.blocked;
+  }
+
+  /** Whether the task waits for a promise (an asynchronous sink step) to settle. */
+  awaitingPromise(): boolean {
+    return this.waiting !== null;
   }
 
   waitFor(p: PromiseLike<unknown>): void {
