@@ -11,7 +11,7 @@ import { parseParams } from './params.js';
 import { StatusLine } from './status-line.js';
 
 export const RUN_USAGE = `Usage: millrace run <job> [--param k=v]... [--checkpoint dir [--restart [--max-retries N]]]
-                    [--progress json|pretty] [--duration d]
+                    [--progress json|pretty] [--duration d] [--stop-timeout d]
 
   <job>             a job module (.js or .ts) whose default export is defineJob(...)
   --param, -p k=v   a job parameter (repeatable)
@@ -24,7 +24,13 @@ export const RUN_USAGE = `Usage: millrace run <job> [--param k=v]... [--checkpoi
   --progress mode   'pretty': a live status line; 'json': one progress object a line
                     (default: pretty on a terminal, json otherwise)
   --duration d      stop after d (e.g. 30s, 5 minutes); default: until Ctrl-C
+  --stop-timeout d  how long a stop waits for the last epoch to commit before it gives it up
+                    (its rows are read again by the next run); default 3s. A second Ctrl-C
+                    gives it up at once
 `;
+
+/** How long a stop waits for the last epoch by default (see `--stop-timeout`). */
+export const DEFAULT_STOP_TIMEOUT_MS = 3000;
 
 /** `millrace run <job>`: runs a job until it is interrupted, its duration ends, or it fails. */
 export async function runCommand(args: string[], io: CliIO): Promise<number> {
@@ -32,6 +38,7 @@ export async function runCommand(args: string[], io: CliIO): Promise<number> {
     param?: string[];
     progress?: string;
     duration?: string;
+    'stop-timeout'?: string;
     checkpoint?: string;
     restart?: boolean;
     'max-retries'?: string;
@@ -45,6 +52,7 @@ export async function runCommand(args: string[], io: CliIO): Promise<number> {
         param: { type: 'string', short: 'p', multiple: true },
         progress: { type: 'string' },
         duration: { type: 'string' },
+        'stop-timeout': { type: 'string' },
         checkpoint: { type: 'string' },
         restart: { type: 'boolean' },
         'max-retries': { type: 'string' },
@@ -65,10 +73,13 @@ export async function runCommand(args: string[], io: CliIO): Promise<number> {
   }
   let params: Record<string, string>;
   let durationMs: number | undefined;
+  let stopTimeoutMs = DEFAULT_STOP_TIMEOUT_MS;
   let restartPolicy: RestartPolicyInput | undefined;
   try {
     params = parseParams(values.param);
     durationMs = values.duration === undefined ? undefined : parseDuration(values.duration, '--duration');
+    if (values['stop-timeout'] !== undefined)
+      stopTimeoutMs = parseDuration(values['stop-timeout'], '--stop-timeout');
     restartPolicy = restartOption(values.restart === true, values['max-retries']);
   } catch (e) {
     io.err(`millrace run: ${(e as Error).message}\n`);
@@ -90,6 +101,7 @@ export async function runCommand(args: string[], io: CliIO): Promise<number> {
   reportRestarts(q, status);
   return superviseQuery(q, io, {
     durationMs,
+    stopTimeoutMs,
     onProgress: (p) => {
       if (mode === 'json') status.print(JSON.stringify(p));
       else status.update(progressStatus(p));
@@ -142,6 +154,8 @@ function startFailureCode(e: unknown): number {
 
 export interface SuperviseOptions {
   durationMs: number | undefined;
+  /** How long a stop waits for the last epoch (default {@link DEFAULT_STOP_TIMEOUT_MS}). */
+  stopTimeoutMs?: number;
   onProgress(p: StreamingQueryProgress): void;
   status: StatusLine;
   /** Print the latency summary at the end. */
@@ -152,7 +166,9 @@ export interface SuperviseOptions {
 
 /**
  * Watches a running query: progress to the screen, stop on Ctrl-C or when the duration ends,
- * a latency summary at the end. Returns the exit code: 0 stopped, 1 failed.
+ * a latency summary at the end. Returns the exit code: 0 stopped, 1 failed. A stop waits at most
+ * `stopTimeoutMs` for the last epoch to commit; a second Ctrl-C gives it up at once (its rows
+ * are read again by the next run), so an overloaded query still ends promptly.
  */
 export async function superviseQuery(
   q: StreamingQuery,
@@ -164,10 +180,15 @@ export async function superviseQuery(
   const stop = () => {
     if (stopping) return;
     stopping = true;
-    options.status.print('stopping…', 'stderr');
-    q.stop().catch(() => {});
+    options.status.print('stopping… (Ctrl-C again to stop at once)', 'stderr');
+    q.stop({ timeoutMs: options.stopTimeoutMs ?? DEFAULT_STOP_TIMEOUT_MS }).catch(() => {});
   };
-  const unsubscribe = io.onInterrupt(stop);
+  const interrupt = () => {
+    if (!stopping) return stop();
+    options.status.print('stopping at once: the last epoch is given up', 'stderr');
+    q.stop({ timeoutMs: 0 }).catch(() => {});
+  };
+  const unsubscribe = io.onInterrupt(interrupt);
   const timer = options.durationMs === undefined ? undefined : setTimeout(stop, options.durationMs);
   const started = performance.now();
   try {
@@ -184,6 +205,8 @@ export async function superviseQuery(
     q.off('progress', options.onProgress);
   }
   options.status.end();
+  // A stop that gave the last epoch up says so: its rows are not lost, the next run reads them again.
+  if (q.status.message !== 'Stopped') io.err(`millrace: ${q.status.message}\n`);
   if (options.summary) {
     const seconds = (performance.now() - started) / 1000;
     const lines = options.closing?.(q) ?? [];

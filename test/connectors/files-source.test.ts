@@ -1,9 +1,16 @@
 import assert from 'node:assert/strict';
+import { once } from 'node:events';
 import { mkdirSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { tableFromJSON, tableToIPC } from 'apache-arrow';
-import { MillraceError, readFilesSinkOutput, type StreamingQuery, startQuery } from '../../src/index.js';
+import {
+  MillraceError,
+  readFilesSinkOutput,
+  type StreamingQuery,
+  type StreamingQueryProgress,
+  startQuery,
+} from '../../src/index.js';
 import type { Reading } from '../fixtures/jobs/files-source.js';
 import { tempDirs } from '../fixtures/temp-dirs.js';
 
@@ -137,7 +144,9 @@ describe('sources.files', () => {
 
   it('fails with SOURCE_READ_FAILED naming the file and line it cannot read, at start or later', async () => {
     const unreadable = (e: unknown) =>
-      e instanceof MillraceError && e.code === 'SOURCE_READ_FAILED' && /2\.jsonl, line 2/.test(e.message);
+      e instanceof MillraceError &&
+      e.code === 'SOURCE_READ_FAILED' &&
+      /2\.jsonl, line 2: not JSON/.test(e.message);
     const path = tempDir();
     put(path, '1.jsonl', jsonLines([r('a', 1)]));
     const q = await start({ path });
@@ -145,7 +154,115 @@ describe('sources.files', () => {
     put(path, '2.jsonl', `${JSON.stringify(r('b', 1))}\n{not json\n`);
     await assert.rejects(q.processAllAvailable(), unreadable);
     await assert.rejects(q.awaitTermination(), unreadable);
-    assert.deepEqual(q.sink('out').rows(), [r('a', 1)], 'no row of the unreadable file was sent');
-    await assert.rejects(start({ path }), unreadable);
+    const again = await start({ path });
+    await assert.rejects(again.awaitTermination(), unreadable);
+  });
+
+  // Regression: the files source ignored onBadRecord, so one bad line failed the query under skip
+  // and deadLetter too, and JSON lines that are not objects became rows.
+  describe('follows onBadRecord for lines and records it cannot read as rows', () => {
+    const bad = [
+      [
+        'a JSON line that does not parse',
+        'json',
+        '{"sensor":"a","value":1}\n{not json\n{"sensor":"b","value":2}\n',
+        2,
+        /not JSON/,
+      ],
+      [
+        'a JSON line that is a number',
+        'json',
+        '{"sensor":"a","value":1}\n42\n{"sensor":"b","value":2}\n',
+        2,
+        /not a JSON object: 42/,
+      ],
+      [
+        'a JSON line that is null',
+        'json',
+        '{"sensor":"a","value":1}\nnull\n{"sensor":"b","value":2}\n',
+        2,
+        /not a JSON object: null/,
+      ],
+      [
+        'a JSON line that is a string',
+        'json',
+        '{"sensor":"a","value":1}\n"text"\n{"sensor":"b","value":2}\n',
+        2,
+        /not a JSON object: "text"/,
+      ],
+      [
+        'a CSV row missing a column',
+        'csv',
+        'sensor,value\na,1\nx\nb,2\n',
+        3,
+        /not CSV \(Invalid Record Length/,
+      ],
+    ] as const;
+    const expected = (format: string) =>
+      format === 'csv'
+        ? [
+            { sensor: 'a', value: '1' },
+            { sensor: 'b', value: '2' },
+          ]
+        : [r('a', 1), r('b', 2)];
+    for (const [what, format, content, line, reason] of bad) {
+      it(`skips ${what}, counts it, and reads the rows around it`, async () => {
+        const path = tempDir();
+        put(path, `1.${format === 'csv' ? 'csv' : 'jsonl'}`, content);
+        const q = await start({ path, format, onBadRecord: 'skip' });
+        try {
+          await q.processAllAvailable();
+          assert.deepEqual(q.sink('out').rows(), expected(format));
+          const progress = once(q, 'progress');
+          q.clock.advance(1000);
+          const [p] = (await progress) as [StreamingQueryProgress];
+          assert.deepEqual(p.badRecords, { skipped: 1, deadLettered: 0 });
+          assert.equal(p.numInputRows, 3, 'the bad record took an offset');
+        } finally {
+          await q.stop();
+        }
+        assert.deepEqual(q.deadLetters(), []);
+      });
+
+      it(`dead-letters ${what} with its file, line and text`, async () => {
+        const path = tempDir();
+        const name = `1.${format === 'csv' ? 'csv' : 'jsonl'}`;
+        put(path, name, content);
+        const q = await start({ path, format, onBadRecord: 'deadLetter' });
+        try {
+          await q.processAllAvailable();
+          assert.deepEqual(q.sink('out').rows(), expected(format));
+        } finally {
+          await q.stop();
+        }
+        const letters = q.deadLetters();
+        assert.equal(letters.length, 1);
+        const [letter] = letters;
+        assert.equal(letter!.error.code, 'SOURCE_READ_FAILED');
+        assert.match(letter!.error.message, new RegExp(`${name.replace('.', '\\.')}, line ${line}: `));
+        assert.match(letter!.error.message, reason);
+        assert.equal(letter!.row, content.split('\n')[line - 1]);
+        assert.deepEqual(letter!.sourceOffset, { source: 0, partition: 0, offset: 1 });
+      });
+    }
+
+    it('dead-letters a binary file line by line, and an Arrow file it cannot read as one record', async () => {
+      const json = tempDir();
+      put(json, '1.jsonl', Buffer.from([0x00, 0xff, 0x10, 0x0a, 0x89, 0x50, 0x4e, 0x47, 0x0a]));
+      put(json, '2.jsonl', jsonLines([r('a', 1)]));
+      const arrow = tempDir();
+      put(arrow, '1.arrow', 'not arrow at all');
+      put(arrow, '2.arrow', tableToIPC(tableFromJSON([{ ...r('a', 1) }]), 'file'));
+      for (const [path, format, letters] of [
+        [json, 'json', 2],
+        [arrow, 'arrow', 1],
+      ] as const) {
+        const q = await start({ path, format, onBadRecord: 'deadLetter', trigger: 'availableNow' });
+        await q.awaitTermination();
+        assert.deepEqual(q.sink('out').rows(), [r('a', 1)], format);
+        assert.equal(q.deadLetters().length, letters, format);
+        for (const d of q.deadLetters()) assert.match(d.error.message, /1\.(jsonl|arrow)/);
+      }
+    });
   });
 });

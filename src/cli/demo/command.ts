@@ -103,6 +103,9 @@ async function runDemo(rate: number, durationMs: number, checkpoints: string, io
   const started = performance.now();
   const code = await superviseQuery(detector, io, {
     durationMs,
+    // The summary needs the last epoch (the alerts and windows its end brings): a stop waits for
+    // it as long as the API does; a second Ctrl-C still gives it up at once.
+    stopTimeoutMs: 30_000,
     status,
     summary: true,
     onProgress: (p) => {

@@ -3,86 +3,123 @@ import { readdir, readFile, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { ErrorCode, MillraceError } from '../../errors.js';
 import type { FrameWriter } from '../../runtime/channel/frame-codec.js';
+import { DATA_ARG_BAD_RECORD, FrameKind } from '../../runtime/channel/frame-kind.js';
+import { FeedCursor } from '../../runtime/driver/feed-cursor.js';
 import type { PreciseTime } from '../../runtime/time/precise-time.js';
 import type { FilesSourceSpec } from '../spec.js';
-import { decodeRows, type FileFormat } from './formats.js';
+import { BadFileRecord, clipText, decodeRecords, type FileFormat } from './formats.js';
 import { MANIFEST_DIR, manifestEpochs, readManifest } from './manifest.js';
 import { FilesSourceLog, type LoggedFile } from './source-log.js';
 
-/** Rows read from files and not sent yet, from offset `start` on. */
-interface Chunk {
+/**
+ * Records of the files after the one being sent are read ahead while fewer than this many wait:
+ * the next rows are at hand when the ring takes them, and a backlog of files stays on disk.
+ */
+const READ_AHEAD_RECORDS = 16_384;
+
+/** A file the source took: where its records start, and when it was found (their source time). */
+interface TakenFile extends LoggedFile {
   readonly start: number;
-  readonly rows: unknown[];
-  readonly file: string;
-  readonly readAt: number;
+  readonly foundAt: number;
+}
+
+/** The records of a taken file, read and not all sent yet. */
+interface LoadedFile {
+  readonly index: number;
+  readonly start: number;
+  readonly records: unknown[];
 }
 
 /**
- * The driver's end of a files source (one partition): it lists the directory, reads new files
- * whole, records them in the checkpoint, and sends their rows through the source task's feed ring —
- * at once in real-time mode, when a batch takes them in micro-batch mode. Offsets count rows over
- * the files in the order they were taken.
+ * What a files source task is sent for a line or record it cannot read as a row (flagged with
+ * `DATA_ARG_BAD_RECORD`): the task applies the query's `onBadRecord` policy to it.
+ */
+export interface BadRecordFrame {
+  readonly file: string;
+  readonly line: number;
+  readonly text: string;
+  readonly reason: string;
+}
+
+/**
+ * The driver's end of a files source (one partition): it lists the directory, takes new files in
+ * name order, records them in the checkpoint, and sends their records through the source task's
+ * feed ring — at once in real-time mode, when a batch takes them in micro-batch mode. Offsets
+ * count records (rows and bad records) over the files in the order they were taken.
+ *
+ * Only the files being sent are held in memory: a file is read when it is taken (to count its
+ * records), kept if its records are next to send, and read again when its turn comes otherwise.
+ * Records go to the ring only as fast as it takes them (see FeedCursor), so a source far ahead of
+ * a slow query holds at most about {@link READ_AHEAD_RECORDS} records, or one file, in memory.
  */
 export class FilesSourceFeed {
   /** Called after new rows were found (micro-batch triggers react to new data). */
   onData: (() => void) | undefined;
-  private readonly files: LoggedFile[] = [];
+  readonly cursors: readonly FeedCursor[];
+  private readonly cursor: FeedCursor;
+  private readonly files: TakenFile[] = [];
   private readonly known = new Set<string>();
   private total = 0;
-  private fed = 0;
-  private pending: Chunk[] = [];
+  /** Files read and not wholly sent, in order and contiguous: the first holds the cursor's position. */
+  private readonly loaded: LoadedFile[] = [];
+  /** The next file to read into `loaded` is being read. */
+  private loading = false;
   private log: FilesSourceLog | null = null;
   /** Discoveries run one after another; a refresh waits for the ones before it. */
   private chain: Promise<boolean> = Promise.resolve(false);
   private manifestsUpTo = -1;
   private timer: NodeJS.Timeout | undefined;
   private closed = false;
-  /**
-   * Real-time mode, once the run has placed the epoch it redoes: rows found from then on are sent
-   * at once. Before, they wait, so that a redone epoch holds exactly the rows it held before.
-   */
-  private live = false;
+  private failed: (e: unknown) => void = () => {};
 
   constructor(
     readonly spec: FilesSourceSpec,
-    private readonly writer: FrameWriter,
+    writer: FrameWriter,
     private readonly precise: PreciseTime,
-    private readonly microBatch: boolean,
-  ) {}
+  ) {
+    this.cursor = new FeedCursor(writer, {
+      available: () => this.loadedEnd(),
+      write: (w, offset) => this.write(w, offset),
+      need: () => this.readAhead(),
+    });
+    this.cursors = [this.cursor];
+  }
 
   /**
-   * Reads the files the checkpoint says were taken (`logDir`; null without a checkpoint), and the
-   * rows of those not wholly before the resume offset. A listed file that is gone or changed
-   * fails with `SOURCE_DATA_LOST`: its rows cannot be read again.
+   * Takes the files the checkpoint says were taken (`logDir`; null without a checkpoint). A listed
+   * file not wholly before the resume offset that is gone fails with `SOURCE_DATA_LOST`: its rows
+   * cannot be read again. `failed` gets a later read error (a file changed since it was taken).
    */
-  async open(logDir: string | null): Promise<void> {
+  async open(logDir: string | null, failed: (e: unknown) => void = () => {}): Promise<void> {
+    this.failed = failed;
     if (logDir !== null) {
       this.log = new FilesSourceLog(logDir);
-      for (const f of await this.log.read()) this.take(f);
+      const now = this.precise.now();
+      for (const f of await this.log.read()) this.take(f, now);
     }
-    if (this.fed > this.total) {
+    const resume = this.cursor.sent;
+    if (resume > this.total) {
       throw new MillraceError(
         ErrorCode.CHECKPOINT_CORRUPT,
-        `${this.spec.description}: the checkpoint's offset ${this.fed} is past the ${this.total} rows of the files it lists`,
+        `${this.spec.description}: the checkpoint's offset ${resume} is past the ${this.total} records of the ` +
+          `${this.files.length} file(s) its log ${logDir ?? ''} lists` +
+          (logDir === null ? '' : ` (entries 0 to ${this.log!.entries - 1}): an entry after them is missing`),
       );
     }
-    for (const [i, f] of this.files.entries()) {
-      const start = this.startOf(i);
-      if (start + f.rows <= this.fed || f.rows === 0) continue;
-      const rows = await this.read(f.name, f.format);
-      if (rows.length !== f.rows) {
-        throw new MillraceError(
-          ErrorCode.SOURCE_DATA_LOST,
-          `${this.spec.description}: ${f.name} held ${f.rows} rows when it was taken and holds ${rows.length} now; files must not change once they are in the directory`,
-        );
+    for (const f of this.files) {
+      if (f.start + f.rows <= resume || f.rows === 0) continue;
+      try {
+        await stat(join(this.spec.path, f.name));
+      } catch (e) {
+        throw this.readError(f.name, e);
       }
-      this.pending.push({ start, rows, file: f.name, readAt: this.precise.now() });
     }
+    await this.readNext();
   }
 
   /** A resumed run: rows before the committed offset are not sent again. */
   resumeAt(offsets: readonly number[]): void {
-    this.fed = Math.max(this.fed, offsets[0] ?? 0);
+    this.cursor.skipTo(offsets[0] ?? 0);
   }
 
   /** Looks for new files now (after any look already under way); true when rows were found. */
@@ -113,78 +150,198 @@ export class FilesSourceFeed {
     clearTimeout(this.timer);
   }
 
-  /** Sends rows `[fed, upTo)` to the source task. */
-  feed(_partition: number, upTo: number): void {
-    const end = Math.min(upTo, this.total);
-    while (this.fed < end) {
-      const chunk = this.pending[0]!;
-      const last = Math.min(chunk.rows.length, end - chunk.start);
-      for (let i = this.fed - chunk.start; i < last; i++) {
-        try {
-          this.writer.writeData(chunk.rows[i], 0, chunk.readAt, 0, chunk.start + i);
-        } catch (cause) {
-          this.writer.publish();
-          const code = cause instanceof MillraceError ? cause.code : ErrorCode.RECORD_NOT_ENCODABLE;
-          throw new MillraceError(
-            code,
-            `${this.spec.description}: row ${i} of ${chunk.file} cannot be sent: ${(cause as Error).message}`,
-            { cause },
-          );
-        }
-      }
-      this.fed = chunk.start + last;
-      if (last === chunk.rows.length) this.pending.shift();
-    }
-    this.writer.publish();
+  /** Ends epoch `epoch` at `end`: its records up to `end` are sent, then the batch's marker. */
+  endAt(_partition: number, epoch: number, end: number): void {
+    const upTo = Math.min(end, this.total);
+    this.cursor.markAt(upTo, FrameKind.BATCH, epoch, end, 2);
+    this.cursor.sendUpTo(upTo);
   }
 
-  /** Real-time mode: sends every row read and not sent yet, and from now on rows as they are found. */
+  /** Real-time mode: sends every record not sent yet, and from now on records as they are found. */
   feedAll(): void {
     if (this.closed) return;
-    this.live = !this.microBatch;
-    this.feed(0, this.total);
+    this.cursor.sendUpTo(Number.POSITIVE_INFINITY);
   }
 
   latestOffsets(): number[] {
     return [this.total];
   }
 
-  private take(file: LoggedFile): void {
-    this.files.push(file);
+  /**
+   * Progress counters (`sources[].metrics`): files taken, and records held in memory — read and
+   * not sent, or waiting for space in the ring.
+   */
+  metrics(): Record<string, number> {
+    const unsent = Math.max(0, this.loadedEnd() - this.cursor.sent);
+    return { filesTaken: this.files.length, recordsInMemory: unsent + this.cursor.queuedFrames };
+  }
+
+  private take(file: LoggedFile, foundAt: number): void {
+    this.files.push({ ...file, start: this.total, foundAt });
     this.known.add(file.name);
     this.total += file.rows;
   }
 
-  private startOf(index: number): number {
-    let start = 0;
-    for (let i = 0; i < index; i++) start += this.files[i]!.rows;
-    return start;
+  // --- sending ---------------------------------------------------------------------------------
+
+  /** The end of the records read and contiguous from the cursor's position. */
+  private loadedEnd(): number {
+    const last = this.loaded.at(-1);
+    return last === undefined ? this.cursor.sent : last.start + last.records.length;
   }
+
+  private write(w: FrameWriter, offset: number): boolean {
+    let first = this.loaded[0]!;
+    while (offset >= first.start + first.records.length) {
+      this.loaded.shift();
+      first = this.loaded[0]!;
+    }
+    const file = this.files[first.index]!;
+    const record = first.records[offset - first.start];
+    const fitted =
+      record instanceof BadFileRecord
+        ? this.writeBad(w, file.name, record, file.foundAt, offset)
+        : this.writeRow(w, file.name, record, file.foundAt, offset);
+    if (offset + 1 === first.start + first.records.length) this.loaded.shift();
+    if (this.loadedEnd() - offset < READ_AHEAD_RECORDS) this.readAhead();
+    return fitted;
+  }
+
+  private writeRow(w: FrameWriter, file: string, row: unknown, foundAt: number, offset: number): boolean {
+    try {
+      return w.writeData(row, 0, foundAt, 0, offset);
+    } catch (e) {
+      // A row too large for the ring is a bad record of its file, like one that does not parse.
+      const reason = `cannot be sent: ${(e as Error).message}`;
+      return this.writeBad(
+        w,
+        file,
+        new BadFileRecord(0, clipText(JSON.stringify(row)), reason),
+        foundAt,
+        offset,
+      );
+    }
+  }
+
+  private writeBad(w: FrameWriter, file: string, r: BadFileRecord, foundAt: number, offset: number): boolean {
+    const frame: BadRecordFrame = { file, line: r.line, text: r.text, reason: r.reason };
+    return w.writeData(frame, DATA_ARG_BAD_RECORD, foundAt, 0, offset);
+  }
+
+  /** Reads the next file into memory if fewer than READ_AHEAD_RECORDS wait (in the background). */
+  private readAhead(): void {
+    if (this.loading || this.closed) return;
+    if (this.loadedEnd() - this.cursor.sent >= READ_AHEAD_RECORDS) return;
+    void this.readNext().then(
+      (read) => {
+        if (read && !this.closed) this.cursor.pump();
+      },
+      (e) => {
+        if (!this.closed) this.failed(e);
+      },
+    );
+  }
+
+  /** Reads the next taken file after those in memory, if any; true when it did. */
+  private async readNext(): Promise<boolean> {
+    if (this.loading) return false;
+    const index = this.nextToLoad();
+    if (index < 0) return false;
+    this.loading = true;
+    try {
+      const f = this.files[index]!;
+      const records = await this.read(f.name, f.format);
+      if (records.length !== f.rows) {
+        throw new MillraceError(
+          ErrorCode.SOURCE_DATA_LOST,
+          `${this.spec.description}: ${f.name} held ${f.rows} records when it was taken and holds ${records.length} now; ` +
+            'files must not change once they are in the directory',
+        );
+      }
+      if (this.nextToLoad() !== index) return false;
+      this.loaded.push({ index, start: f.start, records });
+      return true;
+    } finally {
+      this.loading = false;
+    }
+  }
+
+  /** The taken file to read next (-1: none): the first with records at or after what is in memory. */
+  private nextToLoad(): number {
+    const from = this.loadedEnd();
+    for (let i = this.fileAt(from); i < this.files.length; i++) {
+      const f = this.files[i]!;
+      if (f.rows > 0 && f.start + f.rows > from) return i;
+    }
+    return -1;
+  }
+
+  /** The index of the file holding `offset` (binary search over the starts). */
+  private fileAt(offset: number): number {
+    let lo = 0;
+    let hi = this.files.length;
+    while (lo < hi) {
+      const mid = (lo + hi) >> 1;
+      if (this.files[mid]!.start + this.files[mid]!.rows <= offset) lo = mid + 1;
+      else hi = mid;
+    }
+    return lo;
+  }
+
+  // --- discovery -------------------------------------------------------------------------------
 
   private async discover(): Promise<boolean> {
     if (this.closed) return false;
     const found = await this.newFiles();
-    if (found.length === 0 || this.closed) return false;
-    const read: { file: LoggedFile; rows: unknown[] }[] = [];
+    let records = 0;
+    // Files are read one at a time to count their records, and recorded in batches: the first
+    // rows of a large backlog go out before the last files are read.
+    let batch: { file: LoggedFile; records: unknown[] | null }[] = [];
+    let batchRecords = 0;
     for (const f of found) {
-      const rows = await this.read(f.name, f.format);
-      read.push({ file: { name: f.name, format: f.format, rows: rows.length }, rows });
+      if (this.closed) return false;
+      const read = await this.read(f.name, f.format);
+      const keep = batchRecords + read.length <= READ_AHEAD_RECORDS;
+      batch.push({
+        file: { name: f.name, format: f.format, rows: read.length },
+        records: keep ? read : null,
+      });
+      batchRecords += read.length;
+      if (batchRecords >= READ_AHEAD_RECORDS) {
+        records += await this.record(batch);
+        batch = [];
+        batchRecords = 0;
+      }
     }
-    // Recorded before a row is sent: no committed offset can point past the checkpoint's list.
-    await this.log?.append(read.map((f) => f.file));
-    if (this.closed) return false;
-    const readAt = this.precise.now();
-    let rows = 0;
-    for (const f of read) {
-      const start = this.total;
-      this.take(f.file);
-      rows += f.rows.length;
-      if (f.rows.length > 0) this.pending.push({ start, rows: f.rows, file: f.file.name, readAt });
-    }
-    if (rows === 0) return false;
-    if (this.live) this.feedAll();
+    records += await this.record(batch);
+    if (records === 0 || this.closed) return false;
     this.onData?.();
     return true;
+  }
+
+  /**
+   * Records newly taken files in the checkpoint — before a record of them is sent, so no committed
+   * offset can point past the log — then takes them. Records read with them are kept when they
+   * are next to send. Returns how many records they hold.
+   */
+  private async record(batch: readonly { file: LoggedFile; records: unknown[] | null }[]): Promise<number> {
+    if (batch.length === 0) return 0;
+    await this.log?.append(batch.map((b) => b.file));
+    if (this.closed) return 0;
+    const foundAt = this.precise.now();
+    let records = 0;
+    for (const b of batch) {
+      const index = this.files.length;
+      this.take(b.file, foundAt);
+      records += b.file.rows;
+      const room = this.loadedEnd() - this.cursor.sent < READ_AHEAD_RECORDS;
+      if (b.records !== null && b.file.rows > 0 && room && !this.loading && this.nextToLoad() === index) {
+        this.loaded.push({ index, start: this.files[index]!.start, records: b.records });
+      }
+    }
+    this.cursor.pump();
+    this.readAhead();
+    return records;
   }
 
   /** Files not taken yet, in the order to take them. */
@@ -219,31 +376,24 @@ export class FilesSourceFeed {
   }
 
   private async read(name: string, format: FileFormat): Promise<unknown[]> {
-    const path = join(this.spec.path, name);
     let bytes: Buffer;
     try {
-      bytes = await readFile(path);
+      bytes = await readFile(join(this.spec.path, name));
     } catch (e) {
-      if ((e as NodeJS.ErrnoException).code === 'ENOENT' && this.known.has(name)) {
-        throw new MillraceError(
-          ErrorCode.SOURCE_DATA_LOST,
-          `${this.spec.description}: ${name} is gone, and the checkpoint needs its rows`,
-        );
-      }
-      throw this.readFailed(path, e);
+      throw this.readError(name, e);
     }
-    try {
-      return await decodeRows(bytes, format, path);
-    } catch (e) {
-      // The decoder's message names the file (and the line).
-      throw new MillraceError(
-        ErrorCode.SOURCE_READ_FAILED,
-        `${this.spec.description}: ${(e as Error).message}`,
-        {
-          cause: e,
-        },
+    return decodeRecords(bytes, format);
+  }
+
+  /** A taken file that is gone cannot be read again (`SOURCE_DATA_LOST`); others fail to read. */
+  private readError(name: string, e: unknown): MillraceError {
+    if ((e as NodeJS.ErrnoException).code === 'ENOENT' && this.known.has(name)) {
+      return new MillraceError(
+        ErrorCode.SOURCE_DATA_LOST,
+        `${this.spec.description}: ${name} is gone, and the checkpoint needs its rows`,
       );
     }
+    return this.readFailed(join(this.spec.path, name), e);
   }
 
   private readFailed(path: string, cause: unknown): MillraceError {

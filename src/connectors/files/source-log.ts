@@ -28,9 +28,25 @@ export class FilesSourceLog {
 
   constructor(private readonly dir: string) {}
 
-  /** Every file taken so far, in order. */
+  /** Entries in the log (the next one written is numbered so). */
+  get entries(): number {
+    return this.next;
+  }
+
+  /**
+   * Every file taken so far, in order. An entry missing before the last one is damage
+   * (`CHECKPOINT_CORRUPT` naming it): offsets count rows over every entry, so none can be skipped.
+   */
   async read(): Promise<LoggedFile[]> {
     const seqs = await numberedEntries(this.dir);
+    const gap = seqs.findIndex((seq, i) => seq !== i);
+    if (gap >= 0) {
+      throw new MillraceError(
+        ErrorCode.CHECKPOINT_CORRUPT,
+        `checkpoint file ${join(this.dir, String(gap))} is missing: the files source's log lists the files it took in ` +
+          `entries 0 to ${seqs.at(-1)}, and offsets count the rows of every one`,
+      );
+    }
     const files: LoggedFile[] = [];
     for (const seq of seqs) {
       const path = join(this.dir, String(seq));

@@ -110,9 +110,6 @@ export class KafkaSourceFeed {
     this.kick();
   }
 
-  /** Not used: a Kafka source's rows are fetched, then sent (see {@link endAt}). */
-  feed(_partition: number, _upTo: number): void {}
-
   /** Ends epoch `epoch` at `end` on a partition: its marker follows the rows before `end`. */
   endAt(partition: number, epoch: number, end: number): void {
     this.feeds[partition]!.endAt(epoch, end);

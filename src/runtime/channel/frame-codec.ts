@@ -85,6 +85,8 @@ interface PendingFrame {
 export class FrameWriter {
   private readonly packr = new Packr({ sequential: true });
   private readonly pending: PendingFrame[] = [];
+  /** Encodes rows only to check them (see checkRow); made on first use. */
+  private checker: Packr | undefined;
   private readonly view = new WordView();
   /** Frames written to the ring (metrics). */
   framesWritten = 0;
@@ -116,6 +118,8 @@ export class FrameWriter {
       }
       this.fullEvents++;
     }
+    // A frame that can never fit must fail here, with its row, not later in flush().
+    this.ring.checkFits(DATA_PREFIX_BYTES + len);
     this.pending.push({
       tag: makeTag(FrameKind.DATA, arg),
       f0: sourceTime,
@@ -173,6 +177,7 @@ export class FrameWriter {
       }
       this.fullEvents++;
     }
+    this.ring.checkFits(body.end - body.start);
     this.pending.push({
       tag,
       f0: 0,
@@ -216,6 +221,27 @@ export class FrameWriter {
 
   get pendingFrames(): number {
     return this.pending.length;
+  }
+
+  /**
+   * Throws what {@link writeData} would throw for `row` (`RECORD_NOT_ENCODABLE`,
+   * `RECORD_TOO_LARGE`), without writing it: for rows taken now and written later, when the ring
+   * has room. The size checked is the row's as a plain map, within a few bytes of its size as a
+   * record.
+   */
+  checkRow(row: unknown): void {
+    this.checker ??= new Packr({ useRecords: false });
+    let bytes: number;
+    try {
+      bytes = this.checker.pack(row).length;
+    } catch (cause) {
+      throw new MillraceError(
+        ErrorCode.RECORD_NOT_ENCODABLE,
+        `a row could not be encoded for the next stage: ${(cause as Error).message}`,
+        { cause },
+      );
+    }
+    this.ring.checkFits(DATA_PREFIX_BYTES + bytes);
   }
 
   private encode(value: unknown): EncodedTarget {

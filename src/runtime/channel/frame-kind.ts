@@ -39,6 +39,13 @@ export const FrameKind = {
 
 export type FrameKind = (typeof FrameKind)[keyof typeof FrameKind];
 
+/**
+ * DATA arg flag, driver → files source task: the frame holds a record the source could not read
+ * as a row (a `BadRecordFrame`: file, line, text, reason), which the task hands to the query's
+ * `onBadRecord` policy. Source tasks read no partition from the arg, so the flag is theirs.
+ */
+export const DATA_ARG_BAD_RECORD = 1 << 22;
+
 /** Byte size of the fixed metadata that precedes the encoded row in a DATA frame. */
 export const DATA_PREFIX_BYTES = 24;
 /** Float64 offsets of the DATA prefix fields, relative to the payload start / 8. */

@@ -108,6 +108,17 @@ export class RingProducer extends RingView {
     return this.maxFrameBytes - FRAME_HEADER_BYTES;
   }
 
+  /** Throws `RECORD_TOO_LARGE` when a frame of `payloadBytes` could never fit this ring. */
+  checkFits(payloadBytes: number): void {
+    if (frameBytes(payloadBytes) > this.maxFrameBytes) {
+      throw new MillraceError(
+        ErrorCode.RECORD_TOO_LARGE,
+        `a frame of ${payloadBytes} bytes does not fit a ring of ${this.capacity} bytes ` +
+          `(at most ${this.maxPayloadBytes}); raise the query option ringCapacityBytes`,
+      );
+    }
+  }
+
   /**
    * Reserves room for a frame of `payloadBytes`. Returns the absolute byte offset of the payload,
    * or -1 when the ring is full; in that case WANT_SPACE is raised so the consumer rings this
@@ -115,13 +126,7 @@ export class RingProducer extends RingView {
    */
   reserve(payloadBytes: number): number {
     const size = frameBytes(payloadBytes);
-    if (size > this.maxFrameBytes) {
-      throw new MillraceError(
-        ErrorCode.RECORD_TOO_LARGE,
-        `a frame of ${payloadBytes} bytes does not fit a ring of ${this.capacity} bytes ` +
-          `(at most ${this.maxPayloadBytes}); raise the query option ringCapacityBytes`,
-      );
-    }
+    if (size > this.maxFrameBytes) this.checkFits(payloadBytes);
     let index = this.tail & this.mask;
     const contiguous = this.capacity - index;
     const needed = size <= contiguous ? size : contiguous + size;

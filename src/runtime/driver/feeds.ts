@@ -1,21 +1,26 @@
 import { join } from 'node:path';
 import { FilesSourceFeed } from '../../connectors/files/source-feed.js';
 import { KafkaSourceFeed } from '../../connectors/kafka/source-feed.js';
-import type { MemorySourceSpec, SourceSpec } from '../../connectors/spec.js';
-import { ErrorCode, invalidArgument, MillraceError } from '../../errors.js';
+import { MemorySourceFeed } from '../../connectors/memory/source-feed.js';
+import type { SourceSpec } from '../../connectors/spec.js';
 import type { PhysicalPlan } from '../../plan/physical.js';
 import type { DoorbellTable } from '../channel/doorbell.js';
 import { FrameWriter } from '../channel/frame-codec.js';
 import { FrameKind } from '../channel/frame-kind.js';
 import { RingProducer } from '../channel/spsc-ring.js';
 import type { PreciseTime } from '../time/precise-time.js';
+import type { FeedCursor } from './feed-cursor.js';
 import type { Wiring } from './wiring.js';
 
-/** A source whose rows the driver reads and sends through the feed rings (memory, files). */
+export { MemorySourceFeed };
+
+/**
+ * A source whose rows the driver reads and sends through the feed rings (memory, files, Kafka).
+ * Every one sends rows only as fast as its rings take them: memory stays bounded however far the
+ * source is ahead of the query.
+ */
 export interface DriverFeed {
-  /** Sends a partition's rows up to offset `upTo` (exclusive). */
-  feed(partition: number, upTo: number): void;
-  /** Real-time mode: sends every row not sent yet. */
+  /** Real-time mode: sends every row not sent yet, and rows found later as they are found. */
   feedAll(): void;
   /** A resumed run: rows before these offsets are not sent again. */
   resumeAt(offsets: readonly number[]): void;
@@ -24,11 +29,16 @@ export interface DriverFeed {
   /** Called when new rows are available (micro-batch triggers react to it). */
   onData: (() => void) | undefined;
   /**
-   * Ends epoch `epoch` at `end` on a partition, writing the `BATCH` marker itself once the rows
-   * before `end` are sent (a source whose rows arrive asynchronously); without it the rows are
-   * fed at once and the marker follows.
+   * Ends epoch `epoch` at `end` on a partition: the rows before `end` are sent, then the `BATCH`
+   * marker.
    */
-  endAt?(partition: number, epoch: number, end: number): void;
+  endAt(partition: number, epoch: number, end: number): void;
+  /**
+   * The sources whose rows the driver holds (memory, files) send them through one cursor per
+   * partition, which also places the markers broadcast to them; a Kafka source has none (it
+   * fetches only what its rings have room for).
+   */
+  readonly cursors?: readonly FeedCursor[];
   /** Source-specific counters for progress (`sources[].metrics`). */
   metrics?(): Record<string, number>;
 }
@@ -58,7 +68,7 @@ export class Feeds {
   private readonly files: FilesSourceFeed[] = [];
   private readonly kafka: KafkaSourceFeed[] = [];
 
-  /** @param microBatch memory rows wait in their log until a batch takes them. */
+  /** @param microBatch Kafka sources fetch only what a batch takes. */
   constructor(
     physical: PhysicalPlan,
     wiring: Wiring,
@@ -77,11 +87,9 @@ export class Feeds {
         this.writers.push(w);
       }
       const spec = input.source.spec;
-      const memory =
-        spec.kind === 'memory' ? new MemorySourceFeed(spec, writers, precise, microBatch) : undefined;
+      const memory = spec.kind === 'memory' ? new MemorySourceFeed(spec, writers, precise) : undefined;
       if (memory) this.memory.set(memory.spec.name, memory);
-      const files =
-        spec.kind === 'files' ? new FilesSourceFeed(spec, writers[0]!, precise, microBatch) : undefined;
+      const files = spec.kind === 'files' ? new FilesSourceFeed(spec, writers[0]!, precise) : undefined;
       if (files) this.files.push(files);
       const kafka =
         spec.kind === 'kafka' ? new KafkaSourceFeed(spec, writers, precise, microBatch) : undefined;
@@ -99,16 +107,40 @@ export class Feeds {
     }
   }
 
-  /** Sends a marker to every source task, after everything already sent. */
+  /**
+   * Sends a marker to every source task. Where the driver holds the rows (memory, files) it goes
+   * after the rows sent so far — an epoch ends with what was read, the rest is the next epoch's;
+   * end-of-stream leaves the rows not sent yet to the next run — except a flush probe, which
+   * follows every row available now (processAllAvailable waits for them).
+   */
   broadcast(kind: number, value: number): void {
-    for (const w of this.writers) w.writeMarker(kind, value);
+    for (const s of this.sources) {
+      if (s === undefined) continue;
+      const cursors = s.driver?.cursors;
+      if (cursors === undefined) {
+        for (const w of s.writers) w.writeMarker(kind, value);
+        continue;
+      }
+      const latest = kind === FrameKind.FLUSH ? s.driver!.latestOffsets() : [];
+      for (const [p, c] of cursors.entries()) {
+        if (kind === FrameKind.END_OF_STREAM) c.end(kind);
+        else c.markAt(kind === FrameKind.FLUSH ? latest[p]! : c.sent, kind, value);
+      }
+    }
   }
 
-  /** Moves queued frames into rings; true when nothing waits. */
+  /**
+   * Moves queued frames into rings, then lets the sources whose rows the driver holds send more;
+   * true when nothing waits for space.
+   */
   flush(): boolean {
-    let clear = true;
-    for (const w of this.writers) if (w.blocked && !w.flush()) clear = false;
-    return clear;
+    for (const w of this.writers) if (w.blocked) w.flush();
+    for (const s of this.sources) {
+      const cursors = s?.driver?.cursors;
+      if (cursors === undefined) continue;
+      for (const c of cursors) if (c.waiting) c.pump();
+    }
+    return !this.blocked;
   }
 
   get blocked(): boolean {
@@ -132,7 +164,7 @@ export class Feeds {
     for (const s of this.sources) {
       if (s?.files !== undefined) {
         const dir = sourceDir(s.index);
-        await s.files.open(dir === null ? null : join(dir, 'files'));
+        await s.files.open(dir === null ? null : join(dir, 'files'), failed);
         await s.files.refresh();
       }
       if (s?.kafka !== undefined) {
@@ -187,20 +219,17 @@ export class Feeds {
   }
 
   /**
-   * Ends epoch `epoch` at exact offsets: each source partition reads up to its end (memory rows
-   * are sent, a generator makes them) and then takes the frame as the epoch's barrier.
+   * Ends epoch `epoch` at exact offsets: each source partition reads up to its end (the driver
+   * sends the rows it holds, a generator makes them) and then takes the frame as the epoch's
+   * barrier.
    */
   endEpochAt(epoch: number, ends: readonly (readonly number[])[]): void {
     for (const source of this.sources) {
       if (source === undefined) continue;
       for (let p = 0; p < source.writers.length; p++) {
         const end = ends[source.index]?.[p] ?? 0;
-        if (source.driver?.endAt !== undefined) {
-          source.driver.endAt(p, epoch, end);
-          continue;
-        }
-        source.driver?.feed(p, end);
-        source.writers[p]!.writeMarker2(FrameKind.BATCH, epoch, end);
+        if (source.driver !== undefined) source.driver.endAt(p, epoch, end);
+        else source.writers[p]!.writeMarker2(FrameKind.BATCH, epoch, end);
       }
     }
   }
@@ -216,125 +245,5 @@ export class Feeds {
 
   memorySources(): IterableIterator<MemorySourceFeed> {
     return this.memory.values();
-  }
-}
-
-/** The test's handle on a memory source: a replayable log per partition. */
-export class MemorySourceFeed {
-  private readonly logs: unknown[][];
-  /** Rows of each partition already sent to its task. */
-  private readonly fed: number[];
-  private readonly addedAt: number[][];
-  /** Called after rows are added (micro-batch triggers react to new data). */
-  onData: (() => void) | undefined;
-
-  constructor(
-    readonly spec: MemorySourceSpec,
-    private readonly writers: FrameWriter[],
-    private readonly precise: PreciseTime,
-    private readonly microBatch: boolean,
-  ) {
-    this.logs = writers.map(() => []);
-    this.fed = writers.map(() => 0);
-    this.addedAt = writers.map(() => []);
-  }
-
-  /**
-   * Appends rows to a partition's log. In real-time mode they go to its task at once; in
-   * micro-batch mode the next batch takes them. Returns the new end offset.
-   */
-  addData(rows: Iterable<unknown>, partition = 0): number {
-    this.checkArgs(rows, partition);
-    const log = this.logs[partition]!;
-    const now = this.precise.now();
-    for (const row of rows) {
-      log.push(row);
-      this.addedAt[partition]!.push(now);
-    }
-    if (!this.microBatch) this.feed(partition, log.length);
-    this.onData?.();
-    return log.length;
-  }
-
-  private checkArgs(rows: Iterable<unknown>, partition: number): void {
-    if (!Number.isInteger(partition) || partition < 0 || partition >= this.logs.length) {
-      throw invalidArgument(
-        `addData: source '${this.spec.name}' has ${this.logs.length} partition(s); partition ${partition} does not exist`,
-      );
-    }
-    if (rows == null || typeof (rows as Iterable<unknown>)[Symbol.iterator] !== 'function') {
-      throw invalidArgument(`addData: rows must be an array (or iterable) of rows`);
-    }
-  }
-
-  /** Sends rows `[fed, end)` of a partition to its task. */
-  feed(partition: number, upTo: number): void {
-    const log = this.logs[partition]!;
-    const writer = this.writers[partition]!;
-    // A log that was not handed over from an earlier run holds fewer rows than that run read.
-    const end = Math.min(upTo, log.length);
-    for (let offset = this.fed[partition]!; offset < end; offset++) {
-      try {
-        writer.writeData(log[offset], partition, this.addedAt[partition]![offset]!, 0, offset);
-      } catch (cause) {
-        // The rows before it were sent; this one and the rest were not, and the log says so.
-        log.length = offset;
-        this.addedAt[partition]!.length = offset;
-        writer.publish();
-        this.fed[partition] = offset;
-        const code = cause instanceof MillraceError ? cause.code : ErrorCode.RECORD_NOT_ENCODABLE;
-        throw new MillraceError(
-          code,
-          `addData: row ${offset} of source '${this.spec.name}' (partition ${partition}) was not added: ${(cause as Error).message}`,
-          { cause },
-        );
-      }
-    }
-    if (end > this.fed[partition]!) this.fed[partition] = end;
-    writer.publish();
-  }
-
-  /**
-   * Appends rows to a partition's log without sending them (rows a query starts with). Before
-   * {@link resumeAt}, they are the log from offset 0.
-   */
-  preload(rows: Iterable<unknown>, partition = 0): void {
-    this.checkArgs(rows, partition);
-    const now = this.precise.now();
-    for (const row of rows) {
-      this.logs[partition]!.push(row);
-      this.addedAt[partition]!.push(now);
-    }
-  }
-
-  /**
-   * A resumed run: rows before these offsets were processed by an earlier run and are not sent
-   * again. Where the log holds fewer rows than that (an earlier run's rows were not handed to
-   * this one), the rows added next take the offsets after the committed ones.
-   */
-  resumeAt(offsets: readonly number[]): void {
-    for (let p = 0; p < this.fed.length; p++) {
-      const at = offsets[p] ?? 0;
-      if (this.logs[p]!.length < at) {
-        this.logs[p]!.length = at;
-        this.addedAt[p]!.length = at;
-      }
-      this.fed[p] = Math.max(this.fed[p]!, at);
-    }
-  }
-
-  /** Real-time mode: sends every row of the log not sent yet. */
-  feedAll(): void {
-    for (let p = 0; p < this.logs.length; p++) this.feed(p, this.logs[p]!.length);
-  }
-
-  /** Every partition's log so far (a resumed run can be handed them; rows before a resume point may be holes). */
-  snapshot(): unknown[][] {
-    return this.logs.map((l) => Array.from(l));
-  }
-
-  /** Rows added so far, per partition. */
-  latestOffsets(): number[] {
-    return this.logs.map((l) => l.length);
   }
 }

@@ -47,6 +47,16 @@ export class Pump {
     this.hooks.settle();
   }
 
+  /** Moves feed frames on (see Feeds.flush); a row a feed cannot send fails the query. */
+  private flushFeeds(): boolean {
+    try {
+      return this.feeds.flush();
+    } catch (e) {
+      this.hooks.failed(e);
+      return false;
+    }
+  }
+
   private async run(): Promise<void> {
     const { bells, results, feeds } = this;
     while (!this.stopped) {
@@ -57,7 +67,7 @@ export class Pump {
         this.hooks.failed(e);
         return;
       }
-      feeds.flush();
+      this.flushFeeds();
       if (n === PUMP_BUDGET) {
         await new Promise((resolve) => setImmediate(resolve));
         continue;
@@ -65,7 +75,7 @@ export class Pump {
       if (n > 0) continue;
       this.hooks.settle();
       const seq = bells.prepareToPark(DRIVER_BELL);
-      if (this.stopped || results.hasFrames() || (feeds.blocked && feeds.flush())) {
+      if (this.stopped || results.hasFrames() || (feeds.blocked && this.flushFeeds())) {
         bells.unpark(DRIVER_BELL);
         continue;
       }

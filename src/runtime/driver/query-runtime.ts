@@ -109,6 +109,10 @@ export class QueryRuntime implements MicroBatchHost {
   private unsubscribeClock: (() => void) | undefined;
   startTime = Number.NaN;
   private nextEpoch = 0;
+  /** While stop() waits for the last epoch: gives it up now. */
+  private giveUp: (() => void) | null = null;
+  /** When the stop under way gives up the last epoch (ms, system clock). */
+  private stopDeadline = Number.POSITIVE_INFINITY;
   private readonly flushes = new FlushWaiters();
   private readonly rounds: ReportRounds;
   private readonly pump: Pump;
@@ -199,7 +203,9 @@ export class QueryRuntime implements MicroBatchHost {
       },
       failed: (e) =>
         this.onFailure(
-          new MillraceError(ErrorCode.TASK_FAILED, `driver: ${(e as Error).message}`, { cause: e }),
+          e instanceof MillraceError
+            ? e
+            : new MillraceError(ErrorCode.TASK_FAILED, `driver: ${(e as Error).message}`, { cause: e }),
         ),
     });
     this.timers = createTimerQueue(clock);
@@ -375,8 +381,15 @@ export class QueryRuntime implements MicroBatchHost {
     return done;
   }
 
-  /** Graceful stop: end-of-stream from every source, wait for every task to finish. */
-  async stop(timeoutMs: number): Promise<void> {
+  /**
+   * Graceful stop: end-of-stream from every source, then every task finishes the rows it was
+   * sent — the last epoch, which commits them. If that takes longer than `timeoutMs` (a query far
+   * behind its sources, rings full ahead of a slow sink), the last epoch is given up: the threads
+   * end at once, and what it held is read again by the next run (nothing was committed of it).
+   * Returns the epoch given up, or null. A later call with a shorter timeout cuts the wait short
+   * ({@link hurryStop}).
+   */
+  async stop(timeoutMs: number): Promise<{ abandonedEpoch: number | null }> {
     this.microBatch?.stop();
     this.feeds.close();
     // A real-time run ends with an epoch of its own: what it processed is committed (and, with a
@@ -387,18 +400,31 @@ export class QueryRuntime implements MicroBatchHost {
     const timedOut = await Promise.race([
       this.hosts.done.then(() => false),
       new Promise<boolean>((resolve) => {
-        timer = setTimeout(() => resolve(true), timeoutMs);
+        this.giveUp = () => resolve(true);
+        timer = setTimeout(this.giveUp, timeoutMs);
+        this.stopDeadline = Date.now() + timeoutMs;
       }),
     ]);
     clearTimeout(timer);
+    this.giveUp = null;
     if (timedOut) {
       await this.abort();
-      throw new MillraceError(
-        ErrorCode.QUERY_STOP_TIMEOUT,
-        `the query did not finish within ${timeoutMs} ms of stop(); its workers were terminated`,
-      );
+      // Epochs complete by then were still committed (see shutdown); the first one left is given up.
+      return { abandonedEpoch: this.coordinator.lastCommittedEpoch + 1 };
     }
     await this.shutdown();
+    return { abandonedEpoch: null };
+  }
+
+  /** A stop is under way: it gives the last epoch up within `timeoutMs` from now, if not sooner. */
+  hurryStop(timeoutMs: number): void {
+    const giveUp = this.giveUp;
+    if (giveUp === null || Date.now() + timeoutMs >= this.stopDeadline) return;
+    if (timeoutMs <= 0) giveUp();
+    else {
+      this.stopDeadline = Date.now() + timeoutMs;
+      setTimeout(giveUp, timeoutMs);
+    }
   }
 
   /** Stops at once: tasks leave their loops, workers are terminated. */

@@ -72,6 +72,8 @@ export class StreamingQuery extends EventEmitter<QueryEvents> {
   private resolveEnded!: () => void;
   private rejectEnded!: (e: Error) => void;
   private stopping: Promise<void> | undefined;
+  /** The epoch the stop gave up (not committed: redone by the next run), or null. */
+  private abandonedEpoch: number | null = null;
 
   /** @internal Use startQuery. */
   constructor(
@@ -190,7 +192,9 @@ export class StreamingQuery extends EventEmitter<QueryEvents> {
       this.state === 'failed'
         ? `Terminated with exception: ${this.failure?.message}`
         : this.state === 'terminated'
-          ? 'Stopped'
+          ? this.abandonedEpoch === null
+            ? 'Stopped'
+            : `Stopped; epoch ${this.abandonedEpoch} did not commit in time and was given up: the next run reads its rows again`
           : this.state === 'stopping'
             ? 'Stopping'
             : this.state === 'restarting'
@@ -248,8 +252,19 @@ export class StreamingQuery extends EventEmitter<QueryEvents> {
   }
 
   /**
-   * Stops the query: sources end, every row already read is processed to the sink, every task and
-   * worker thread ends. Resolves when all of it has happened (or the query had already ended).
+   * Stops the query: sources end, every row already read is processed to the sink and committed
+   * in a last epoch, every task and worker thread ends. Resolves when all of it has happened (or
+   * the query had already ended).
+   *
+   * The last epoch may take at most `timeoutMs` (default 30 s) to commit: a query far behind its
+   * sources (rings full ahead of a slow sink) gives it up then, and its threads end at once.
+   * Nothing of the epoch given up was committed: with a checkpoint the next run reads its rows
+   * again (the sinks' guarantees hold), and `status.message` says which epoch it was. Calling
+   * `stop({ timeoutMs })` again while a stop waits cuts the wait to that (`0`: at once).
+   *
+   * @example
+   * await q.stop();                  // waits for the last epoch to commit (up to 30 s)
+   * await q.stop({ timeoutMs: 0 });  // ends at once; uncommitted rows are redone by the next run
    */
   stop(options: { timeoutMs?: number } = {}): Promise<void> {
     if (this.state === 'restarting') {
@@ -261,11 +276,16 @@ export class StreamingQuery extends EventEmitter<QueryEvents> {
       );
       return this.stopping;
     }
-    if (this.state !== 'active') return this.stopping ?? Promise.resolve();
+    if (this.state !== 'active') {
+      if (this.state === 'stopping' && options.timeoutMs !== undefined)
+        this.runtime.hurryStop(options.timeoutMs);
+      return this.stopping ?? Promise.resolve();
+    }
     this.state = 'stopping';
     this.stopping = (async () => {
       try {
-        await this.runtime.stop(options.timeoutMs ?? 30_000);
+        const { abandonedEpoch } = await this.runtime.stop(options.timeoutMs ?? 30_000);
+        this.abandonedEpoch = abandonedEpoch;
       } catch (e) {
         await this.finish(
           e instanceof MillraceError ? e : new MillraceError(ErrorCode.TASK_FAILED, String(e)),

@@ -35,12 +35,13 @@ export class RowProblems {
     private readonly site: RowSite,
   ) {}
 
-  badRecord(op: OperatorRef, row: unknown, error: unknown): void {
+  /** @param userCode the error came from user code (not input the engine could not read). */
+  badRecord(op: OperatorRef, row: unknown, error: unknown, userCode = true): void {
     const { site, host } = this;
     const location = rowLocation(op, site.stageId, site.partition, site.meta);
     switch (host.onBadRecord) {
       case 'fail':
-        throw new TaskFailure(serializeError(error, { ...location, userCode: true }));
+        throw new TaskFailure(serializeError(error, { ...location, userCode }));
       case 'skip':
         this.skipped++;
         return;

@@ -1,9 +1,12 @@
+import type { BadRecordFrame } from '../../connectors/files/source-feed.js';
 import { GeneratorSchedule } from '../../connectors/generator/reader.js';
 import { KafkaDeadLetterWriter } from '../../connectors/kafka/dead-letters.js';
 import type { GeneratorSourceSpec, KafkaSourceSpec } from '../../connectors/spec.js';
+import { ErrorCode, MillraceError } from '../../errors.js';
 import type { OperatorRef, RowSink } from '../../operators/contract.js';
 import type { PlannedOperator } from '../../plan/analyze.js';
 import type { StageInput } from '../../plan/physical.js';
+import { DATA_ARG_BAD_RECORD } from '../channel/frame-kind.js';
 import type { HostContext } from './host-context.js';
 import type { RowMeta } from './row-meta.js';
 
@@ -12,7 +15,7 @@ export interface SourceTask {
   readonly partition: number;
   readonly meta: RowMeta;
   rowsIn: number;
-  badRecord(op: OperatorRef, row: unknown, error: unknown): void;
+  badRecord(op: OperatorRef, row: unknown, error: unknown, userCode?: boolean): void;
   waitFor(p: PromiseLike<unknown>): void;
   /** Whether the task must stop handing rows on for now (it waits on a promise, or its output is full). */
   stalled(): boolean;
@@ -27,6 +30,8 @@ export interface SourceTask {
 export class TaskSource {
   readonly index: number;
   readonly op: PlannedOperator;
+  /** The source as its errors name it. */
+  private readonly description: string;
   /** Next offset of this source partition: the task's position. */
   offset: number;
   /** Rows read or made. */
@@ -48,6 +53,7 @@ export class TaskSource {
     startOffset: number,
   ) {
     this.index = input.source.index;
+    this.description = input.source.spec.description;
     this.op = op;
     this.offset = startOffset;
     const s = input.source.spec;
@@ -86,8 +92,15 @@ export class TaskSource {
     this.offset = m.origin + 1;
   }
 
-  /** Hands a row read from the ring on: a Kafka record decoded first, or made a bad record. */
-  push(head: RowSink, row: unknown): void {
+  /**
+   * Hands a row read from the ring on: a Kafka record decoded first, or made a bad record; a
+   * record a files source could not read (`arg` flagged) goes to the query's bad-record policy.
+   */
+  push(head: RowSink, row: unknown, arg: number): void {
+    if ((arg & DATA_ARG_BAD_RECORD) !== 0) {
+      this.badFileRecord(row as BadRecordFrame);
+      return;
+    }
     if (this.decode === null) {
       head.push(row);
       return;
@@ -103,6 +116,16 @@ export class TaskSource {
       return;
     }
     head.push(decoded);
+  }
+
+  /** A line of a file that is no row: its text is the bad record, its file and line are in the error. */
+  private badFileRecord(bad: BadRecordFrame): void {
+    const where = bad.line > 0 ? `${bad.file}, line ${bad.line}` : bad.file;
+    const error = new MillraceError(
+      ErrorCode.SOURCE_READ_FAILED,
+      `${this.description}: ${where}: ${bad.reason}`,
+    );
+    this.task.badRecord(this.op, bad.text, error, false);
   }
 
   /** Makes the generated rows due by `until` and before offset `end`, at most `budget`. */

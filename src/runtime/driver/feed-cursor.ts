@@ -1,0 +1,131 @@
+import type { FrameWriter } from '../channel/frame-codec.js';
+
+/** Where a {@link FeedCursor}'s rows come from. */
+export interface CursorRows {
+  /** The end of the rows that can be written now, from the cursor's position on (offsets). */
+  available(): number;
+  /**
+   * Writes the row at `offset` to `writer` (`FrameWriter.writeData`); returns what it returned:
+   * false when the frame had to wait for space.
+   */
+  write(writer: FrameWriter, offset: number): boolean;
+  /** The cursor wants rows from `offset` on that are not available yet (a file to load). */
+  need?(offset: number): void;
+}
+
+/** A marker to write once every row before `after` is written. */
+interface QueuedMarker {
+  readonly after: number;
+  readonly kind: number;
+  readonly a: number;
+  readonly b: number;
+  readonly values: 1 | 2;
+}
+
+/**
+ * The driver's sending end of one source partition whose rows it holds (a memory source's log, a
+ * files source's files): rows go to the partition's feed ring only as fast as the ring takes them.
+ * When the ring is full the writer queues one frame and the cursor stops; the driver's pump calls
+ * {@link pump} again when the ring has drained (the source task's reads ring the driver's bell).
+ * So at most one row per partition waits outside the ring, however far ahead of the query the
+ * source is — backpressure reaches the reader, and memory stays bounded.
+ *
+ * Markers keep their place among the rows: one placed at an offset is written once the rows before
+ * it are, and before any row after it.
+ *
+ * ```
+ *   sent          target (micro-batch: the batch's end; real-time: everything)
+ *    │               │
+ *  ──┼───────────────┼──►  offsets
+ *    └ next row to write: only while the writer is not blocked
+ * ```
+ */
+export class FeedCursor {
+  /** The next offset to write (rows before it are in the ring, or the one frame the writer queued). */
+  sent = 0;
+  /** Rows are written up to this offset (exclusive). */
+  private target = 0;
+  /** Markers waiting for rows before them, by offset (equal offsets in the order they came). */
+  private readonly markers: QueuedMarker[] = [];
+  /** End of stream was written: nothing more is. */
+  private ended = false;
+
+  constructor(
+    private readonly writer: FrameWriter,
+    private readonly rows: CursorRows,
+  ) {}
+
+  /** Rows before `offset` are not written (a resumed run: they were committed). */
+  skipTo(offset: number): void {
+    if (offset > this.sent) this.sent = offset;
+  }
+
+  /** Rows are written up to `offset` (exclusive) as the ring takes them; `Infinity`: all there are. */
+  sendUpTo(offset: number): void {
+    if (offset > this.target) this.target = offset;
+    this.pump();
+  }
+
+  /** Whether rows are to be written as they arrive (real-time mode, once the run has placed its redo). */
+  get live(): boolean {
+    return this.target === Number.POSITIVE_INFINITY;
+  }
+
+  /** A marker at `offset`: written after the rows before it, before the rows from it on. */
+  markAt(offset: number, kind: number, a: number, b = 0, values: 1 | 2 = 1): void {
+    if (this.ended) return;
+    const q = this.markers;
+    let i = q.length;
+    while (i > 0 && q[i - 1]!.after > offset) i--;
+    q.splice(i, 0, { after: offset, kind, a, b, values });
+    this.pump();
+  }
+
+  /** The last marker: rows not written by now are left for the next run (they are replayable). */
+  end(kind: number): void {
+    this.markAt(this.sent, kind, 0);
+    this.ended = true;
+    this.target = this.sent;
+  }
+
+  /** Frames written and waiting for space in the ring (one row at most, and markers). */
+  get queuedFrames(): number {
+    return this.writer.pendingFrames;
+  }
+
+  /** Whether rows wait that the ring could take once it has space. */
+  get waiting(): boolean {
+    return this.markers.length > 0 || (this.sent < this.target && this.sent < this.rows.available());
+  }
+
+  /** Writes what it may: markers that are due, and rows while the writer takes them. */
+  pump(): void {
+    const w = this.writer;
+    const q = this.markers;
+    for (;;) {
+      const m = q[0];
+      if (m !== undefined && m.after <= this.sent) {
+        q.shift();
+        if (m.values === 1) w.writeMarker(m.kind, m.a);
+        else w.writeMarker2(m.kind, m.a, m.b);
+        continue;
+      }
+      if (w.blocked) break;
+      const end = m === undefined ? this.target : Math.min(this.target, m.after);
+      if (this.sent >= end) break;
+      const available = this.rows.available();
+      if (this.sent >= available) {
+        this.rows.need?.(this.sent);
+        break;
+      }
+      const stop = Math.min(end, available);
+      while (this.sent < stop) {
+        const offset = this.sent;
+        const fitted = this.rows.write(w, offset);
+        this.sent = offset + 1;
+        if (!fitted) break;
+      }
+    }
+    w.publish();
+  }
+}
