@@ -4,8 +4,8 @@ import { once } from 'node:events';
 import { readdirSync, readFileSync } from 'node:fs';
 import { after, describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
-import { processExists } from '../../src/checkpoint/lock.js';
 import { DEFAULT_HEAP_GROWTH, gcMode } from '../../src/cli/relaunch.js';
+import { processExists } from '../../src/util/process-identity.js';
 
 const BIN = fileURLToPath(new URL('../../../bin/millrace.js', import.meta.url));
 const JOB = fileURLToPath(new URL('../fixtures/jobs/generator.js', import.meta.url));
