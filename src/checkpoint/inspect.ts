@@ -2,10 +2,12 @@ import { readdir, stat } from 'node:fs/promises';
 import { hostname } from 'node:os';
 import { join, relative, sep } from 'node:path';
 import { ErrorCode, MillraceError } from '../errors.js';
+import { bootId, processRuns } from '../util/process-identity.js';
 import { EpochLogs, type OffsetEntry, type SourceOffsets } from './epoch-logs.js';
 import { numberedEntries, readChecked } from './files.js';
 import { CheckpointLayout } from './layout.js';
-import { LOCK_STALE_AFTER_MS, type LockOwner, processExists } from './lock.js';
+import { decodeLease, judgeLease, readBytes } from './lease-record.js';
+import type { LockHolder, LockOwner } from './lock.js';
 import { type CheckpointMetadata, readMetadata, type SourceRecord } from './metadata.js';
 import {
   listStateVersions,
@@ -103,11 +105,20 @@ export interface OperatorState {
 export interface LockStatus {
   readonly owner: LockOwner;
   readonly sameHost: boolean;
-  /** On this host: whether the owner's process exists (null: the owner is on another host). */
+  /**
+   * On this host: whether the owner's process runs — its pid, started when the lock says, in this
+   * boot (null: the owner is on another host).
+   */
   readonly processAlive: boolean | null;
+  /** On this host: whether the CLI supervising the owner runs (null: none, or another host). */
+  readonly supervisorAlive: boolean | null;
   readonly heartbeatAgeMs: number;
   /** Whether a new run would be refused with CHECKPOINT_IN_USE (else it takes the lock over). */
   readonly held: boolean;
+  /** The owner runs but its supervisor is gone: a new run waits for it to end, up to its lease period. */
+  readonly dying: boolean;
+  /** Why the owner counts as alive or gone, by the lease's rules. */
+  readonly why: string;
 }
 
 export interface CheckpointInspection {
@@ -287,13 +298,26 @@ async function partitionState(
   };
 }
 
-/** The lock's owner and whether it still holds the checkpoint, by the lock's own rules. */
+/** The lock's owner and whether it still holds the checkpoint, by the lease's rules. */
 function lockStatus(owner: LockOwner): LockStatus {
+  const now = Date.now();
   const sameHost = owner.host === hostname();
-  const heartbeatAgeMs = Date.now() - owner.heartbeatAt;
-  const processAlive = sameHost ? processExists(owner.pid) : null;
-  const held = processAlive ?? heartbeatAgeMs < LOCK_STALE_AFTER_MS;
-  return { owner, sameHost, processAlive, heartbeatAgeMs, held };
+  const verdict = judgeLease(owner, { host: hostname(), bootId: bootId(), now });
+  const sameBoot = sameHost && (owner.bootId === null || bootId() === null || owner.bootId === bootId());
+  const processAlive = sameHost
+    ? sameBoot && processRuns({ pid: owner.pid, startTime: owner.pidStartTime })
+    : null;
+  const supervisorAlive = sameBoot && owner.supervisor !== null ? processRuns(owner.supervisor) : null;
+  return {
+    owner,
+    sameHost,
+    processAlive,
+    supervisorAlive,
+    heartbeatAgeMs: now - owner.heartbeatAt,
+    held: verdict.live,
+    dying: verdict.live && verdict.dying !== null,
+    why: verdict.why,
+  };
 }
 
 export function corrupt(path: string, why: string): MillraceError {
@@ -313,16 +337,14 @@ export async function readJsonFile(path: string): Promise<Record<string, unknown
   return value as Record<string, unknown>;
 }
 
+/**
+ * The owner a checkpoint's lock file names. Throws CHECKPOINT_CORRUPT naming the file when it does
+ * not check or names no owner (pid, host, heartbeat).
+ */
 export async function readLock(path: string): Promise<LockOwner> {
-  const owner = await readJsonFile(path);
-  if (
-    typeof owner.pid !== 'number' ||
-    typeof owner.host !== 'string' ||
-    typeof owner.heartbeatAt !== 'number'
-  ) {
-    throw corrupt(path, 'it names no owner (pid, host, heartbeat)');
-  }
-  return owner as unknown as LockOwner;
+  const bytes = await readBytes(path);
+  if (bytes === undefined) throw new Error(`there is no lock file ${path}`);
+  return decodeLease<LockHolder>(bytes, path);
 }
 
 /**

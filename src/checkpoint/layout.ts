@@ -6,7 +6,7 @@ import { join } from 'node:path';
  * ```
  * <checkpoint>/
  *   metadata                                  query id, plan description, offset log format
- *   lock                                      the running owner (pid, host, heartbeat)
+ *   lock                                      the running owner's lease (lease.ts)
  *   offsets/<epoch>                           "v1"|"v2", epoch metadata, then the sources' offsets
  *   commits/<epoch>                           "v1", {"nextBatchWatermarkMs": N}
  *   state/<operatorId>/<partition>/<version>.changelog | .snapshot

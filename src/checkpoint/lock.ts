@@ -1,120 +1,108 @@
-import { randomBytes } from 'node:crypto';
-import { link, mkdir, unlink, writeFile } from 'node:fs/promises';
-import { hostname } from 'node:os';
-import { dirname, join } from 'node:path';
+import { dirname } from 'node:path';
 import { ErrorCode, MillraceError } from '../errors.js';
-import { readCheckedIfExists, syncDirectory, withChecksum, writeFileAtomic } from './files.js';
+import { Lease, type LeaseLoss, type LeaseOptions } from './lease.js';
+import type { LeaseRecord } from './lease-record.js';
 
-/** Who holds a checkpoint. */
-export interface LockOwner {
+/** What a checkpoint's lock says of the run holding it, beside the lease's own fields. */
+export interface LockHolder {
   readonly queryId: string;
   readonly runId: string;
-  readonly pid: number;
-  readonly host: string;
-  readonly startedAt: number;
-  readonly heartbeatAt: number;
 }
 
-/** A lock whose heartbeat is older than this is stale when its owner is on another host. */
-export const LOCK_STALE_AFTER_MS = 30_000;
-export const LOCK_HEARTBEAT_MS = 10_000;
+/** Who holds a checkpoint: the run, and the lease's holder (host, boot, process, heartbeat). */
+export type LockOwner = LeaseRecord<LockHolder>;
 
-/** Whether a process of this host exists (a permission error means it does). */
-export function processExists(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (e) {
-    return (e as NodeJS.ErrnoException).code === 'EPERM';
-  }
+/** "query q (run r, process 42 on host, since …)": who a lock's owner is. */
+export function describeOwner(owner: LockOwner): string {
+  return (
+    `query ${owner.queryId} (run ${owner.runId}, process ${owner.pid} on ${owner.host}, ` +
+    `since ${new Date(owner.startedAt).toISOString()})`
+  );
 }
 
 /**
- * One running query per checkpoint. The lock file is created exclusively (a complete file is
- * linked into place, so nobody ever reads a half-written lock); a second start finds it and fails
- * with CHECKPOINT_IN_USE naming the owner — unless the owner is dead (same host: its process is
- * gone; another host: its heartbeat is stale), in which case the lock is taken over.
+ * One running query per checkpoint: the checkpoint's `lock` file is a {@link Lease} held by the
+ * run. A second start finds it and fails with CHECKPOINT_IN_USE naming the owner, unless the owner
+ * is gone (the lock is taken over), or dying (its supervising CLI is gone: the start waits up to
+ * one lease period for it to end). A run whose lock is taken over from it learns it at its next
+ * heartbeat ({@link onLost}) and must stop.
  */
 export class CheckpointLock {
-  private timer: NodeJS.Timeout | undefined;
-  private owner: LockOwner;
+  private lostError: MillraceError | null = null;
 
   private constructor(
-    private readonly path: string,
-    owner: LockOwner,
-  ) {
-    this.owner = owner;
+    private readonly lease: Lease<LockHolder>,
+    private readonly checkpoint: string,
+  ) {}
+
+  /** Locks the checkpoint whose lock file is `path` for run `who`, or throws CHECKPOINT_IN_USE. */
+  static async acquire(path: string, who: LockHolder, options?: LeaseOptions): Promise<CheckpointLock> {
+    const checkpoint = dirname(path);
+    const got = await Lease.acquire<LockHolder>(path, { queryId: who.queryId, runId: who.runId }, options);
+    if (got.lease === null) {
+      throw new MillraceError(
+        ErrorCode.CHECKPOINT_IN_USE,
+        `checkpoint ${checkpoint} is in use by ${describeOwner(got.holder)}: ${got.why}; two runs must ` +
+          'never share a checkpoint; stop the other run or use another checkpointLocation',
+      );
+    }
+    return new CheckpointLock(got.lease, checkpoint);
   }
 
-  static async acquire(path: string, who: { queryId: string; runId: string }): Promise<CheckpointLock> {
-    await mkdir(dirname(path), { recursive: true });
-    const now = Date.now();
-    const owner: LockOwner = { ...who, pid: process.pid, host: hostname(), startedAt: now, heartbeatAt: now };
-    for (let attempt = 0; attempt < 3; attempt++) {
-      if (await CheckpointLock.create(path, owner)) {
-        const lock = new CheckpointLock(path, owner);
-        lock.timer = setInterval(() => void lock.heartbeat().catch(() => {}), LOCK_HEARTBEAT_MS);
-        lock.timer.unref();
-        return lock;
-      }
-      const held = await CheckpointLock.read(path);
-      if (held !== undefined && CheckpointLock.live(held)) {
-        throw new MillraceError(
-          ErrorCode.CHECKPOINT_IN_USE,
-          `checkpoint ${dirname(path)} is in use by query ${held.queryId} (run ${held.runId}, process ${held.pid} on ` +
-            `${held.host}, since ${new Date(held.startedAt).toISOString()}): two runs must never share a checkpoint; ` +
-            'stop the other run or use another checkpointLocation',
-        );
-      }
-      // The owner is gone: take the lock over.
-      await unlink(path).catch(() => {});
-    }
-    throw new MillraceError(
+  /** The owner this lock records: this run. */
+  get owner(): LockOwner {
+    return this.lease.holder;
+  }
+
+  /** CHECKPOINT_IN_USE naming who took the checkpoint over, once the lock is found lost; else null. */
+  get lost(): MillraceError | null {
+    const loss = this.lease.lost;
+    if (loss !== null && this.lostError === null) this.lostError = this.lostAs(loss);
+    return this.lostError;
+  }
+
+  /**
+   * Calls `listener` once, with CHECKPOINT_IN_USE naming the new owner, when another run is found
+   * to have taken the checkpoint over (at once if it already was).
+   */
+  onLost(listener: (error: MillraceError) => void): void {
+    this.lease.onLost(() => listener(this.lost!));
+  }
+
+  private lostAs(loss: LeaseLoss<LockHolder>): MillraceError {
+    const what =
+      loss.holder === null
+        ? `checkpoint ${this.checkpoint} was lost by run ${this.owner.runId}: ${loss.why}`
+        : `checkpoint ${this.checkpoint} was taken over by ${describeOwner(loss.holder)} while run ` +
+          `${this.owner.runId} held it`;
+    return new MillraceError(
       ErrorCode.CHECKPOINT_IN_USE,
-      `could not take the lock of checkpoint ${dirname(path)}`,
+      `${what}; this run stops: two runs must never share a checkpoint`,
     );
   }
 
-  /** Creates the lock file only if none exists. */
-  private static async create(path: string, owner: LockOwner): Promise<boolean> {
-    const temp = join(dirname(path), `.lock.${randomBytes(6).toString('hex')}.tmp`);
-    await writeFile(temp, withChecksum(Buffer.from(JSON.stringify(owner))));
-    try {
-      await link(temp, path);
-      await syncDirectory(dirname(path));
-      return true;
-    } catch (e) {
-      if ((e as NodeJS.ErrnoException).code === 'EEXIST') return false;
-      throw e;
-    } finally {
-      await unlink(temp).catch(() => {});
-    }
+  /**
+   * Checks, reading the lock file now, that the checkpoint is still this run's; throws
+   * CHECKPOINT_IN_USE naming the new owner when it is not (and the lock is then lost).
+   */
+  async confirm(): Promise<void> {
+    if (await this.lease.confirm()) return;
+    throw (
+      this.lost ??
+      new MillraceError(
+        ErrorCode.CHECKPOINT_IN_USE,
+        `checkpoint ${this.checkpoint}: run ${this.owner.runId} has released its lock`,
+      )
+    );
   }
 
-  private static async read(path: string): Promise<LockOwner | undefined> {
-    try {
-      const bytes = await readCheckedIfExists(path);
-      return bytes === undefined ? undefined : (JSON.parse(bytes.toString()) as LockOwner);
-    } catch {
-      return undefined; // unreadable: treated as stale
-    }
+  /** Renews the lock's lease now (a timer does it every few seconds). */
+  heartbeat(): Promise<void> {
+    return this.lease.renew();
   }
 
-  private static live(owner: LockOwner): boolean {
-    if (owner.host === hostname()) return processExists(owner.pid);
-    return Date.now() - owner.heartbeatAt < LOCK_STALE_AFTER_MS;
-  }
-
-  /** Refreshes the heartbeat (for owners on other hosts sharing the storage). */
-  async heartbeat(): Promise<void> {
-    this.owner = { ...this.owner, heartbeatAt: Date.now() };
-    await writeFileAtomic(this.path, Buffer.from(JSON.stringify(this.owner)));
-  }
-
-  /** Gives the checkpoint up (only if the lock is still ours). */
-  async release(): Promise<void> {
-    clearInterval(this.timer);
-    const held = await CheckpointLock.read(this.path);
-    if (held?.runId === this.owner.runId) await unlink(this.path).catch(() => {});
+  /** Gives the checkpoint up (only if the lock is still this run's). */
+  release(): Promise<void> {
+    return this.lease.release();
   }
 }

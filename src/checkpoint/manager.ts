@@ -7,6 +7,7 @@ import { EpochLogs, type OffsetEntry, type SourceOffsets } from './epoch-logs.js
 import { evolveCheckpoint } from './evolution.js';
 import { readCheckedIfExists, writeFileAtomic } from './files.js';
 import { CheckpointLayout } from './layout.js';
+import type { LeaseTiming } from './lease.js';
 import { CheckpointLock } from './lock.js';
 import { type CheckpointMetadata, describePlan, readMetadata, writeMetadata } from './metadata.js';
 import { listStateVersions, stateFileName } from './state-files.js';
@@ -42,6 +43,8 @@ export interface OpenOptions {
   readonly sourceEvolution?: boolean;
   /** The run's physical plan: the checkpoint records its stateful operators' state partitions. */
   readonly physical?: PhysicalPlan;
+  /** The lock's lease period and renewal interval (defaults: 10 s, every 3 s). */
+  readonly lease?: LeaseTiming;
 }
 
 /**
@@ -83,7 +86,11 @@ export class CheckpointManager {
     const layout = new CheckpointLayout(location);
     await mkdir(location, { recursive: true });
     const existing = await readMetadata(layout);
-    const lock = await CheckpointLock.acquire(layout.lock, { queryId: existing?.id ?? newId, runId });
+    const lock = await CheckpointLock.acquire(
+      layout.lock,
+      { queryId: existing?.id ?? newId, runId },
+      { periodMs: options.lease?.periodMs, renewMs: options.lease?.renewMs },
+    );
     try {
       const next = describePlan(plan, {
         id: existing?.id ?? newId,
@@ -107,6 +114,14 @@ export class CheckpointManager {
       await lock.release();
       throw e;
     }
+  }
+
+  /**
+   * Calls `listener` once, with CHECKPOINT_IN_USE naming the new owner, if another run is found to
+   * have taken the checkpoint over from this one (at once if it already was): the run must stop.
+   */
+  onLost(listener: (error: MillraceError) => void): void {
+    this.lock.onLost(listener);
   }
 
   /** A source's key in the offset log and under `sources/`: its position (v1) or its name (v2). */
@@ -220,6 +235,9 @@ export class CheckpointManager {
     offsets: readonly (readonly number[])[],
     meta: { batchWatermarkMs: number; batchTimestampMs: number },
   ): Promise<void> {
+    // Only the lock's holder writes the logs: a run that lost the checkpoint (its heartbeat may
+    // not have noticed yet) writes nothing more; the check costs one small read an epoch.
+    await this.lock.confirm();
     await this.logs.writeOffsets(epoch, {
       format: this.metadata.offsetLogFormat,
       metadata: {
@@ -236,6 +254,7 @@ export class CheckpointManager {
     nextBatchWatermarkMs: number,
     watermarks: readonly number[],
   ): Promise<void> {
+    await this.lock.confirm();
     await this.logs.writeCommit(epoch, {
       nextBatchWatermarkMs: Number.isFinite(nextBatchWatermarkMs) ? nextBatchWatermarkMs : 0,
       watermarks: watermarks.map((w) => (Number.isFinite(w) ? w : null)),

@@ -147,18 +147,40 @@ function describeOperator(op: OperatorState): string[] {
   return lines;
 }
 
-function describeLock(lock: LockStatus | null, unreadable: boolean): string {
-  if (unreadable) return 'the lock file cannot be read (below): the next run takes it over as stale';
-  if (lock === null) return 'none: no run holds this checkpoint';
+/** The lock's owner and whether it holds the checkpoint: a line, then its lease's details. */
+function describeLock(lock: LockStatus | null, unreadable: boolean): string[] {
+  if (unreadable) return ['the lock file cannot be read (below): the next run takes it over as stale'];
+  if (lock === null) return ['none: no run holds this checkpoint'];
   const o = lock.owner;
   const owner = `held by run ${o.runId} of query ${o.queryId}: process ${o.pid} on ${o.host}, since ${time(o.startedAt)}`;
-  const heartbeat = `last heartbeat ${Math.round(lock.heartbeatAgeMs / 1000)} s ago`;
-  if (lock.processAlive === true) return `${owner}; the process is running`;
-  if (lock.processAlive === false) return `${owner}; the process is gone: the next run takes the lock over`;
-  return lock.held
-    ? `${owner}; ${heartbeat}: the owner is live`
-    : `${owner}; ${heartbeat}: the lock is stale, the next run takes it over`;
+  let verdict: string;
+  if (lock.dying) {
+    verdict = `${lock.why}: it is ending, and a new run waits for it (up to ${seconds(o.leaseMs)})`;
+  } else if (lock.processAlive === true) {
+    verdict = 'the process is running';
+  } else if (lock.held) {
+    verdict = `${lock.why}: the owner is live`;
+  } else {
+    verdict = `${lock.why}: the next run takes the lock over`;
+  }
+  const identity = [
+    o.bootId === null ? 'boot unknown' : `boot ${o.bootId}`,
+    o.pidStartTime === null
+      ? 'process start time unknown'
+      : `process started at clock tick ${o.pidStartTime} of that boot`,
+  ];
+  if (o.supervisor !== null) {
+    const state = lock.supervisorAlive === null ? '' : lock.supervisorAlive ? ' (running)' : ' (gone)';
+    identity.push(`supervised by process ${o.supervisor.pid}${state}`);
+  }
+  return [
+    `${owner}; ${verdict}`,
+    `identity: ${identity.join(', ')}`,
+    `lease: ${seconds(o.leaseMs)} after each heartbeat; last heartbeat ${seconds(lock.heartbeatAgeMs)} ago`,
+  ];
 }
+
+const seconds = (ms: number) => `${Math.round(ms / 100) / 10} s`;
 
 const problemLine = (p: CheckpointProblem) => `${p.file} ${p.message}`;
 
@@ -211,10 +233,10 @@ export function formatInspection(r: CheckpointInspection): string {
   out.push(
     '',
     'lock',
-    `  ${describeLock(
+    ...describeLock(
       r.lock,
       r.problems.some((p) => p.file === 'lock'),
-    )}`,
+    ).map((l) => `  ${l}`),
   );
   if (r.problems.length > 0) {
     out.push('', `problems (run 'millrace checkpoint verify ${r.location}' to check every file)`);

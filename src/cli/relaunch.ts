@@ -1,5 +1,6 @@
 import { spawn } from 'node:child_process';
 import v8 from 'node:v8';
+import { type ProcessRef, selfRef, setSupervisor } from '../util/process-identity.js';
 
 /**
  * How the CLI's process collects garbage: `single` — V8's `--single-threaded-gc`, each thread
@@ -19,8 +20,11 @@ import v8 from 'node:v8';
  * run `single` and everything else `parallel`. V8 takes the flag only when a process starts (not
  * from NODE_OPTIONS, nor later), so for `single` the CLI starts node again with it, unless it has
  * it already. The parent passes SIGINT, SIGTERM and SIGHUP on and exits as the child did; the
- * child kills itself at once if the parent dies (a SIGKILL cannot be passed on), so there is never
- * a second copy of a query running after its parent is gone.
+ * child kills itself at once if the parent dies (a SIGKILL cannot be passed on: the IPC channel
+ * between them closes), so there is never a second copy of a query running after its parent is
+ * gone. The child knows its parent (pid and start time) as its supervisor: a checkpoint lease it
+ * takes names it, and a run started meanwhile that finds the supervisor gone waits the moment the
+ * child needs to end rather than failing (docs/operations.md, "One run per checkpoint").
  */
 export type GcMode = 'single' | 'parallel';
 
@@ -35,8 +39,19 @@ const SMALL_STATE_BENCHES = new Set([
   'idle',
 ]);
 
-/** Marks the relaunched process (it follows its parent's life). */
+/**
+ * Marks the relaunched process (it follows its parent's life), and names the parent:
+ * `<pid>:<start time>` (the start time empty where unknown).
+ */
 const RELAUNCHED = 'MILLRACE_RELAUNCHED';
+
+const encodeRef = (ref: ProcessRef) => `${ref.pid}:${ref.startTime ?? ''}`;
+
+function decodeRef(value: string): ProcessRef | null {
+  const match = /^(\d+):(\d*)$/.exec(value);
+  if (match === null) return null;
+  return { pid: Number(match[1]), startTime: match[2] === '' ? null : Number(match[2]) };
+}
 
 /**
  * How far V8 lets the old generation grow between full collections, in percent of what the last
@@ -123,7 +138,7 @@ export function singleThreadedGc(): boolean {
 export function relaunch(script: string, args: readonly string[]): Promise<number> {
   const child = spawn(process.execPath, [GC_FLAG, ...process.execArgv, script, ...args], {
     stdio: ['inherit', 'inherit', 'inherit', 'ipc'],
-    env: { ...process.env, [RELAUNCHED]: '1' },
+    env: { ...process.env, [RELAUNCHED]: encodeRef(selfRef()) },
   });
   const signals = ['SIGINT', 'SIGTERM', 'SIGHUP'] as const;
   const pass = (signal: NodeJS.Signals) => child.kill(signal);
@@ -142,10 +157,18 @@ export function relaunch(script: string, args: readonly string[]): Promise<numbe
   });
 }
 
-/** In a relaunched process: dies at once with its parent, and does not wait for it otherwise. */
+/**
+ * In a relaunched process: records the parent as this process's supervisor, dies at once with it
+ * (also when it is gone already), and does not wait for it otherwise.
+ */
 export function followParent(): void {
-  if (process.env[RELAUNCHED] !== '1' || process.channel === undefined) return;
+  const parent = decodeRef(process.env[RELAUNCHED] ?? '');
+  if (parent === null || process.channel === undefined) return;
   delete process.env[RELAUNCHED];
-  process.on('disconnect', () => process.kill(process.pid, 'SIGKILL'));
+  const die = () => process.kill(process.pid, 'SIGKILL');
+  process.on('disconnect', die);
+  // Orphaned already: the parent died while this process was starting.
+  if (process.ppid !== parent.pid) die();
+  setSupervisor(parent);
   process.channel.unref();
 }

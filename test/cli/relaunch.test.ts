@@ -1,15 +1,18 @@
 import assert from 'node:assert/strict';
 import { type ChildProcess, spawn } from 'node:child_process';
 import { once } from 'node:events';
-import { readdirSync, readFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
-import { processExists } from '../../src/checkpoint/lock.js';
 import { DEFAULT_HEAP_GROWTH, gcMode } from '../../src/cli/relaunch.js';
+import { processExists } from '../../src/util/process-identity.js';
+import { tempDirs } from '../fixtures/temp-dirs.js';
 
 const BIN = fileURLToPath(new URL('../../../bin/millrace.js', import.meta.url));
 const JOB = fileURLToPath(new URL('../fixtures/jobs/generator.js', import.meta.url));
 
+const tempDir = tempDirs('millrace-relaunch');
 const children = new Set<ChildProcess>();
 after(() => {
   for (const c of children) c.kill('SIGKILL');
@@ -31,10 +34,15 @@ function childrenOf(pid: number): number[] {
   return found;
 }
 
-/** Starts `millrace run` of a generator job and resolves once it printed its first progress line. */
-async function running(): Promise<{ parent: ChildProcess; query: number; out: () => string }> {
+/**
+ * Starts `millrace run` of a generator job (with `args` after its own) and resolves once it printed
+ * its first progress line.
+ */
+async function running(
+  args: string[] = [],
+): Promise<{ parent: ChildProcess; query: number; out: () => string }> {
   const { MILLRACE_GC: _, ...env } = process.env;
-  const parent = spawn(process.execPath, [BIN, 'run', JOB, '--gc', 'single', '--progress', 'json'], {
+  const parent = spawn(process.execPath, [BIN, 'run', JOB, '--gc', 'single', '--progress', 'json', ...args], {
     stdio: ['ignore', 'pipe', 'pipe'],
     env,
   });
@@ -61,9 +69,20 @@ async function running(): Promise<{ parent: ChildProcess; query: number; out: ()
   return { parent, query, out: () => out };
 }
 
+/** Whether a process runs: it exists and has not exited (a zombie waits only to be reaped). */
+function runs(pid: number): boolean {
+  if (!processExists(pid)) return false;
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    return stat[stat.lastIndexOf(')') + 2] !== 'Z';
+  } catch {
+    return false;
+  }
+}
+
 async function gone(pid: number): Promise<boolean> {
   for (const deadline = Date.now() + 10_000; Date.now() < deadline; ) {
-    if (!processExists(pid)) return true;
+    if (!runs(pid)) return true;
     await new Promise((r) => setTimeout(r, 20));
   }
   return false;
@@ -172,5 +191,47 @@ describe('with --gc single the CLI runs itself again with single-threaded GC', (
     parent.kill('SIGKILL');
     await exited;
     assert.ok(await gone(query), `query process ${query} still runs after its CLI was killed`);
+  });
+
+  it('and whose checkpoint a run started at once after the CLI was killed (SIGKILL) takes over', async () => {
+    const checkpoint = tempDir();
+    const { parent, query } = await running(['--checkpoint', checkpoint]);
+    assert.ok(existsSync(join(checkpoint, 'lock')), 'the running query holds the lock');
+    const exited = once(parent, 'exit');
+    parent.kill('SIGKILL');
+    await exited;
+    const { MILLRACE_GC: _, ...env } = process.env;
+    const next = spawn(
+      process.execPath,
+      [
+        BIN,
+        'run',
+        JOB,
+        '--gc',
+        'single',
+        '--progress',
+        'json',
+        '--checkpoint',
+        checkpoint,
+        '--duration',
+        '1s',
+      ],
+      { stdio: ['ignore', 'pipe', 'pipe'], env },
+    );
+    children.add(next);
+    let out = '';
+    let err = '';
+    next.stdout!.on('data', (d: Buffer) => {
+      out += d.toString();
+    });
+    next.stderr!.on('data', (d: Buffer) => {
+      err += d.toString();
+    });
+    const timer = setTimeout(() => next.kill('SIGKILL'), 60_000);
+    const [code] = await once(next, 'exit');
+    clearTimeout(timer);
+    assert.equal(code, 0, `the new run failed: ${err}`);
+    assert.match(out, /"batchId"/);
+    assert.equal(runs(query), false, `the killed CLI's query process ${query} is still running`);
   });
 });

@@ -272,7 +272,11 @@ export class QueryRuntime implements MicroBatchHost {
     }
     if (this.recovery) this.feeds.resumeAt(this.recovery.startOffsets);
     try {
-      await this.hosts.start(startTimeoutMs);
+      const started = this.hosts.start(startTimeoutMs);
+      // Another run took the checkpoint over (this one was paused past its lease): this one stops,
+      // failing its start if it is still starting.
+      this.checkpoint?.onLost((e) => this.fail(e));
+      await started;
     } catch (e) {
       await this.abort();
       throw e;

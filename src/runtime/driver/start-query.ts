@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { QueryOptionsInput } from '../../api/query-options.js';
 import { resolveQueryOptions } from '../../api/query-options.js';
+import type { LeaseTiming } from '../../checkpoint/lease.js';
 import { CheckpointManager, type RecoveryPoint } from '../../checkpoint/manager.js';
 import {
   resolveKafkaLayouts,
@@ -49,6 +50,11 @@ export interface StartOptions {
    * checkpoint is resumed (SPEC §6.2).
    */
   checkpointLocation?: string;
+  /**
+   * How long the checkpoint's lock lasts without renewal (`periodMs`, default 10 s) and how often
+   * the run renews it (`renewMs`, default 3 s); see docs/operations.md, "One run per checkpoint".
+   */
+  checkpointLease?: LeaseTiming;
   /**
    * A stopped run of the same query that this one continues, for tests: its memory sources' logs
    * become this run's (rows it committed are not sent again) and its memory sink's committed
@@ -110,6 +116,7 @@ export async function startQuery(job: JobLocation, options: StartOptions = {}): 
     CheckpointManager.open(at, plan, run, randomUUID(), {
       sourceEvolution: queryOptions.sourceEvolution,
       physical,
+      lease: options.checkpointLease,
     });
   let checkpoint: CheckpointManager | null = null;
   let recovery: RecoveryPoint | null = null;
