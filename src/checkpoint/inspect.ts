@@ -1,8 +1,9 @@
 import { readdir, stat } from 'node:fs/promises';
 import { hostname } from 'node:os';
-import { join, relative, sep } from 'node:path';
+import { isAbsolute, join, relative, sep } from 'node:path';
 import { ErrorCode, MillraceError } from '../errors.js';
 import { bootId, processRuns } from '../util/process-identity.js';
+import { damageError } from './damage.js';
 import { EpochLogs, type OffsetEntry, type SourceOffsets } from './epoch-logs.js';
 import { numberedEntries, readChecked } from './files.js';
 import { CheckpointLayout } from './layout.js';
@@ -16,6 +17,7 @@ import {
   type StateFileKind,
   StateKeyReplay,
 } from './state-files.js';
+import { metadataMissing, writtenData } from './written-data.js';
 
 /**
  * Reading a checkpoint from the outside, for `millrace checkpoint inspect | verify`: what it holds,
@@ -142,25 +144,33 @@ export interface CheckpointInspection {
   readonly problems: readonly CheckpointProblem[];
 }
 
-/** Why `root` is not a checkpoint directory, or null when it is one (it has a metadata file). */
+/**
+ * Why `root` is not a checkpoint directory, or null when it is one: it has a metadata file, or it
+ * lost it and still holds what a query wrote (a damaged checkpoint, which verify reports).
+ */
 export async function whyNotACheckpoint(root: string): Promise<string | null> {
   const info = await stat(root).catch(() => undefined);
   if (info === undefined) return `there is no directory ${root}`;
   if (!info.isDirectory()) return `${root} is not a directory`;
   const metadata = await stat(new CheckpointLayout(root).metadata).catch(() => undefined);
-  if (metadata === undefined) {
+  if (metadata === undefined && (await writtenData(root)).length === 0) {
     return `${root} is not a checkpoint: it has no metadata file (a query writes one when it first starts there)`;
   }
   return null;
 }
 
-/** Collects problems, naming files relative to the checkpoint. */
+/**
+ * Collects problems, naming files relative to the checkpoint (those outside it, a files sink's
+ * manifests, by their absolute path).
+ */
 export class Problems {
   readonly list: CheckpointProblem[] = [];
-  constructor(private readonly root: string) {}
+  constructor(readonly root: string) {}
 
   name(path: string): string {
-    return relative(this.root, path).split(sep).join('/');
+    const inside = relative(this.root, path);
+    if (inside.startsWith('..') || isAbsolute(inside)) return path;
+    return inside.split(sep).join('/');
   }
 
   add(path: string, message: string): void {
@@ -374,6 +384,8 @@ export async function inspectCheckpoint(root: string): Promise<CheckpointInspect
   const problems = new Problems(root);
   const metadata = await readMetadata(layout);
   if (metadata === undefined) {
+    const found = await writtenData(root);
+    if (found.length > 0) throw damageError(metadataMissing(layout, found));
     throw new MillraceError(
       ErrorCode.CHECKPOINT_CORRUPT,
       (await whyNotACheckpoint(root)) ?? `no metadata in ${root}`,

@@ -1,8 +1,10 @@
 import { mkdir, readdir, unlink } from 'node:fs/promises';
 import { join } from 'node:path';
+import { checkManifests } from '../connectors/files/manifest-check.js';
 import { ErrorCode, MillraceError } from '../errors.js';
 import { type AnalyzedPlan, checkSourceEvolution, type PlannedSource } from '../plan/analyze.js';
 import type { PhysicalPlan } from '../plan/physical.js';
+import { damageError, throwFirst } from './damage.js';
 import { EpochLogs, type OffsetEntry, type SourceOffsets } from './epoch-logs.js';
 import { evolveCheckpoint } from './evolution.js';
 import { readCheckedIfExists, writeFileAtomic } from './files.js';
@@ -10,7 +12,10 @@ import { CheckpointLayout } from './layout.js';
 import type { LeaseTiming } from './lease.js';
 import { CheckpointLock } from './lock.js';
 import { type CheckpointMetadata, describePlan, readMetadata, writeMetadata } from './metadata.js';
+import { checkSourceFiles, type ResumedOffsets } from './source-files-check.js';
+import { checkStateChains } from './state-check.js';
 import { listStateVersions, stateFileName } from './state-files.js';
+import { metadataMissing, writtenData } from './written-data.js';
 
 /** Where a run starts from: fresh, or after the last committed epoch of an earlier run. */
 export interface RecoveryPoint {
@@ -71,8 +76,12 @@ export class CheckpointManager {
    * Locks the checkpoint (creating it if new) and works out where this run starts. On an existing
    * checkpoint the query's changes since it was written are checked first (SPEC §6.4): a change it
    * cannot follow fails with `CHECKPOINT_INCOMPATIBLE_CHANGE` before any offset or state is read,
-   * and leaves the checkpoint as it was. An allowed change that alters what the metadata records
-   * (a source added or removed in v2, a new plan fingerprint) rewrites it, atomically, first.
+   * and leaves the checkpoint as it was. Then what the restart reads is checked: damage fails with
+   * `CHECKPOINT_CORRUPT` naming the file, and leaves the checkpoint as it was too — as does a
+   * directory without metadata that holds what a query wrote. An allowed change that alters what
+   * the metadata records (a source added or removed in v2, a new plan fingerprint, a files sink's
+   * directory an older version did not record) then rewrites it, atomically, before anything else
+   * is written.
    */
   static async open(
     location: string,
@@ -86,6 +95,7 @@ export class CheckpointManager {
     const layout = new CheckpointLayout(location);
     await mkdir(location, { recursive: true });
     const existing = await readMetadata(layout);
+    if (existing === undefined) await refuseDataWithoutMetadata(layout);
     const lock = await CheckpointLock.acquire(
       layout.lock,
       { queryId: existing?.id ?? newId, runId },
@@ -100,16 +110,18 @@ export class CheckpointManager {
       });
       let metadata = next;
       let stateIds: Readonly<Record<number, number>> = {};
-      if (existing === undefined) {
-        await writeMetadata(layout, metadata);
-      } else {
+      let changed = true;
+      if (existing !== undefined) {
         const evolution = evolveCheckpoint(existing, next, location);
-        ({ metadata, stateIds } = evolution);
-        if (evolution.changed) await writeMetadata(layout, metadata);
+        ({ metadata, stateIds, changed } = evolution);
       }
       const manager = new CheckpointManager(location, plan, lock, metadata, stateIds);
+      // What the driver reads of the checkpoint is read and checked before anything is written: a
+      // damaged checkpoint is left as it was.
+      const recovery = await manager.recover(existing !== undefined);
+      if (changed) await writeMetadata(layout, metadata);
       await manager.logs.init();
-      return { manager, recovery: await manager.recover() };
+      return { manager, recovery };
     } catch (e) {
       await lock.release();
       throw e;
@@ -158,7 +170,13 @@ export class CheckpointManager {
     });
   }
 
-  private async recover(): Promise<RecoveryPoint> {
+  /**
+   * Works out where the run starts, reading and checking what it needs: the last commit and its
+   * offsets, a planned batch's offsets, the sources' own files, that every state partition has the
+   * files its restore reads (the workers read them), and — on a checkpoint that existed before this
+   * run (`resumed`) — a files sink's manifests. Writes nothing.
+   */
+  private async recover(resumed: boolean): Promise<RecoveryPoint> {
     const plan = this.plan;
     const commits = await this.logs.commitEpochs();
     const committed = commits.at(-1) ?? -1;
@@ -168,23 +186,36 @@ export class CheckpointManager {
     let startOffsets: number[][] = none;
     let watermarks: number[] = plan.watermarks.map(() => Number.NEGATIVE_INFINITY);
     let nextBatchWatermarkMs = 0;
+    let committedEntry: ResumedOffsets | undefined;
     if (committed >= 0) {
       const entry = await this.logs.readOffsets(committed);
       if (entry === undefined) {
         throw new MillraceError(
           ErrorCode.CHECKPOINT_CORRUPT,
-          `checkpoint ${this.location}: epoch ${committed} is committed but its offsets file is missing`,
+          `checkpoint file ${this.layout.offsets(committed)} is missing: epoch ${committed} is committed, ` +
+            'and a restart resumes from its offsets',
         );
       }
       startOffsets = this.fromEntries(committed, entry);
+      committedEntry = { epoch: committed, entry };
       const commit = await this.logs.readCommit(committed);
       watermarks = plan.watermarks.map((_, i) => commit?.watermarks?.[i] ?? Number.NEGATIVE_INFINITY);
       nextBatchWatermarkMs = commit?.nextBatchWatermarkMs ?? 0;
     }
     let redo: RecoveryPoint['redo'] = null;
+    const read: ResumedOffsets[] = committedEntry === undefined ? [] : [committedEntry];
     if (planned > committed) {
       const entry = await this.logs.readOffsets(planned);
-      if (entry !== undefined) redo = { epoch: planned, ends: this.fromEntries(planned, entry) };
+      if (entry !== undefined) {
+        redo = { epoch: planned, ends: this.fromEntries(planned, entry) };
+        read.push({ epoch: planned, entry });
+      }
+    }
+    throwFirst((await checkSourceFiles(this.layout, this.metadata, read)).damage);
+    throwFirst(checkStateChains(this.layout, this.metadata.stateful, committed + 1));
+    const sink = plan.definition.sink;
+    if (resumed && sink.kind === 'files') {
+      throwFirst((await checkManifests(sink.path, committed, (e) => offsets.includes(e))).damage);
     }
     const scheduleStarts = await Promise.all(
       plan.sources.map(async (s) => {
@@ -275,6 +306,16 @@ export class CheckpointManager {
   async close(): Promise<void> {
     await this.lock.release();
   }
+}
+
+/**
+ * A checkpoint without metadata is fresh only if no query wrote anything into it yet: one that holds
+ * offsets, commits, state or source files lost its metadata, and is refused (CHECKPOINT_CORRUPT)
+ * before the run writes anything — a new query id, a plan never compared with the state.
+ */
+async function refuseDataWithoutMetadata(layout: CheckpointLayout): Promise<void> {
+  const found = await writtenData(layout.root);
+  if (found.length > 0) throw damageError(metadataMissing(layout, found));
 }
 
 /**

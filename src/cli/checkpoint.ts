@@ -19,10 +19,12 @@ export const CHECKPOINT_USAGE = `Usage: millrace checkpoint inspect <dir> [--jso
   inspect   what a checkpoint holds: epochs, what a restart would do, committed offsets per
             source, the last watermarks, state per operator and partition, the lock's owner
   verify    checks every file's checksum and format, and that a restart has everything it needs
-            (offsets for every commit, the whole state restore chain); one line per problem
+            (the metadata, the last commit and its offsets, the whole state restore chain, the
+            sources' own files, a files sink's manifests); one line per problem, and a note for
+            harmless damage (a file no restart reads, an unreadable lock the next run takes over)
   --json    one JSON object instead of text
 
-Exit codes: 0 sound, 1 a problem was found, 2 bad usage or not a checkpoint.
+Exit codes: 0 sound (notes or not), 1 a problem was found, 2 bad usage or not a checkpoint.
 `;
 
 /** `millrace checkpoint inspect|verify <dir>`. Reads only: safe on the checkpoint of a running query. */
@@ -248,20 +250,22 @@ export function formatInspection(r: CheckpointInspection): string {
 export function formatVerification(r: CheckpointVerification): string {
   const c = r.checked;
   const files = c.metadata + c.offsets + c.commits + c.state + c.sources + c.lock;
+  const manifests = c.manifests === 0 ? '' : `, ${plural(c.manifests, 'manifest')} of the files sink`;
   const counts =
-    `${plural(files, 'file')} checked: metadata, ${plural(c.offsets, 'offsets file')}, ` +
+    `${plural(files + c.manifests, 'file')} checked: metadata, ${plural(c.offsets, 'offsets file')}, ` +
     `${plural(c.commits, 'commit file')}, ${plural(c.state, 'state file')}, ` +
-    `${plural(c.sources, 'source file')}, ${c.lock === 0 ? 'no lock' : 'the lock'}`;
+    `${plural(c.sources, 'source file')}${manifests}, ${c.lock === 0 ? 'no lock' : 'the lock'}`;
+  const notes = r.notes.map((n) => `note: ${problemLine(n)}\n`).join('');
   if (r.problems.length === 0) {
     const restart =
       r.restart.resumeAfter === null
         ? 'nothing is committed yet'
         : `a restart resumes after epoch ${r.restart.resumeAfter} and can restore the state of ` +
           plural(r.restorablePartitions, 'stateful partition');
-    return `checkpoint ${r.location} is sound (${counts}); ${restart}\n`;
+    return `${notes}checkpoint ${r.location} is sound (${counts}); ${restart}\n`;
   }
   return (
-    `${r.problems.map(problemLine).join('\n')}\n` +
+    `${r.problems.map(problemLine).join('\n')}\n${notes}` +
     `${plural(r.problems.length, 'problem')} in checkpoint ${r.location} (${counts}). ` +
     'A restart fails on a damaged or missing file it needs: put the named files back from a copy of ' +
     'the checkpoint, or start the query on a new checkpoint location.\n'

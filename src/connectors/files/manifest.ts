@@ -42,21 +42,25 @@ export async function writeManifest(output: string, m: Manifest): Promise<void> 
 }
 
 export async function readManifest(output: string, epoch: number): Promise<Manifest | undefined> {
-  const path = manifestPath(output, epoch);
-  const bytes = await readCheckedIfExists(path);
-  if (bytes === undefined) return undefined;
-  const lines = bytes
+  const bytes = await readCheckedIfExists(manifestPath(output, epoch));
+  return bytes === undefined ? undefined : parseManifest(bytes, output, epoch);
+}
+
+/** A manifest's checked payload (its checksum trailer removed), decoded; CHECKPOINT_CORRUPT naming it. */
+export function parseManifest(payload: Buffer, output: string, epoch: number): Manifest {
+  const lines = payload
     .toString()
     .split('\n')
     .filter((l) => l !== '');
   try {
     if (lines[0] !== 'v1') throw new Error(`unknown manifest format '${lines[0]}'`);
     const head = JSON.parse(lines[1]!) as Omit<Manifest, 'files'>;
+    if (head.epoch !== epoch) throw new Error(`it says it is the manifest of epoch ${head.epoch}`);
     return { ...head, files: lines.slice(2).map((l) => JSON.parse(l) as ManifestFile) };
   } catch (e) {
     throw new MillraceError(
       ErrorCode.CHECKPOINT_CORRUPT,
-      `manifest ${path} is corrupt: ${(e as Error).message}`,
+      `manifest ${manifestPath(output, epoch)} is corrupt: ${(e as Error).message}`,
     );
   }
 }

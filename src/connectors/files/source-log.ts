@@ -34,43 +34,16 @@ export class FilesSourceLog {
   }
 
   /**
-   * Every file taken so far, in order. An entry missing before the last one is damage
-   * (`CHECKPOINT_CORRUPT` naming it): offsets count rows over every entry, so none can be skipped.
+   * Every file taken so far, in order. Entries are numbered from 0 and never removed, so a gap is an
+   * entry lost (CHECKPOINT_CORRUPT naming it): offsets count rows over all of them.
    */
   async read(): Promise<LoggedFile[]> {
     const seqs = await numberedEntries(this.dir);
     const gap = seqs.findIndex((seq, i) => seq !== i);
-    if (gap >= 0) {
-      throw new MillraceError(
-        ErrorCode.CHECKPOINT_CORRUPT,
-        `checkpoint file ${join(this.dir, String(gap))} is missing: the files source's log lists the files it took in ` +
-          `entries 0 to ${seqs.at(-1)}, and offsets count the rows of every one`,
-      );
-    }
+    if (gap >= 0) throw logGap(this.dir, gap, seqs[gap]!);
     const files: LoggedFile[] = [];
-    for (const seq of seqs) {
-      const path = join(this.dir, String(seq));
-      const lines = (await readChecked(path))
-        .toString()
-        .split('\n')
-        .filter((l) => l !== '');
-      try {
-        if (lines[0] !== 'v1') throw new Error(`unknown format '${lines[0]}'`);
-        for (const l of lines.slice(1)) {
-          const f = JSON.parse(l) as LoggedFile;
-          if (typeof f.name !== 'string' || !Number.isInteger(f.rows) || typeof f.format !== 'string') {
-            throw new Error(`bad entry ${l}`);
-          }
-          files.push(f);
-        }
-      } catch (e) {
-        throw new MillraceError(
-          ErrorCode.CHECKPOINT_CORRUPT,
-          `checkpoint file ${path} is corrupt: ${(e as Error).message}`,
-        );
-      }
-    }
-    this.next = (seqs.at(-1) ?? -1) + 1;
+    for (const seq of seqs) for (const f of await readLogEntry(join(this.dir, String(seq)))) files.push(f);
+    this.next = seqs.length;
     return files;
   }
 
@@ -85,4 +58,38 @@ export class FilesSourceLog {
     await writeFileAtomic(join(this.dir, String(this.next)), Buffer.from(`${text}\n`));
     this.next++;
   }
+}
+
+/** The error of a log whose entry `missing` is gone while entry `following` is there. */
+export function logGap(dir: string, missing: number, following: number): MillraceError {
+  return new MillraceError(
+    ErrorCode.CHECKPOINT_CORRUPT,
+    `checkpoint file ${join(dir, String(missing))} is missing: the source's log numbers its entries ` +
+      `from 0 without gaps, and entry ${following} follows it; offsets count rows over every entry, in order`,
+  );
+}
+
+/** The files of one entry of the log, checked: CHECKPOINT_CORRUPT naming it when it is damaged. */
+export async function readLogEntry(path: string): Promise<LoggedFile[]> {
+  const lines = (await readChecked(path))
+    .toString()
+    .split('\n')
+    .filter((l) => l !== '');
+  const files: LoggedFile[] = [];
+  try {
+    if (lines[0] !== 'v1') throw new Error(`unknown format '${lines[0]}'`);
+    for (const l of lines.slice(1)) {
+      const f = JSON.parse(l) as LoggedFile;
+      if (typeof f.name !== 'string' || !Number.isInteger(f.rows) || typeof f.format !== 'string') {
+        throw new Error(`bad entry ${l}`);
+      }
+      files.push(f);
+    }
+  } catch (e) {
+    throw new MillraceError(
+      ErrorCode.CHECKPOINT_CORRUPT,
+      `checkpoint file ${path} is corrupt: ${(e as Error).message}`,
+    );
+  }
+  return files;
 }
