@@ -162,13 +162,16 @@ export class QueryRuntime implements MicroBatchHost {
           listener.epochCommitted(epoch);
           this.settleFlushes();
         },
+        // A step of the commit that says what failed (the sink's commit) keeps its code.
         failed: (e) =>
           this.fail(
-            new MillraceError(
-              ErrorCode.CHECKPOINT_WRITE_FAILED,
-              `writing the checkpoint failed: ${(e as Error)?.message ?? String(e)}`,
-              { cause: e },
-            ),
+            e instanceof MillraceError
+              ? e
+              : new MillraceError(
+                  ErrorCode.CHECKPOINT_WRITE_FAILED,
+                  `writing the checkpoint failed: ${(e as Error)?.message ?? String(e)}`,
+                  { cause: e },
+                ),
           ),
         now: () => clock.now(),
       },
