@@ -7,6 +7,7 @@ import { EpochLogs, type OffsetEntry, type SourceOffsets } from './epoch-logs.js
 import { evolveCheckpoint } from './evolution.js';
 import { readCheckedIfExists, writeFileAtomic } from './files.js';
 import { CheckpointLayout } from './layout.js';
+import { ensureCheckpointLocation } from './location.js';
 import { CheckpointLock } from './lock.js';
 import { type CheckpointMetadata, describePlan, readMetadata, writeMetadata } from './metadata.js';
 import { listStateVersions, stateFileName } from './state-files.js';
@@ -81,7 +82,7 @@ export class CheckpointManager {
     const sourceEvolution = options.sourceEvolution ?? false;
     checkSourceEvolution(plan, { sourceEvolution });
     const layout = new CheckpointLayout(location);
-    await mkdir(location, { recursive: true });
+    await ensureCheckpointLocation(location);
     const existing = await readMetadata(layout);
     const lock = await CheckpointLock.acquire(layout.lock, { queryId: existing?.id ?? newId, runId });
     try {
