@@ -5,13 +5,14 @@ import type { StreamingQueryProgress } from '../metrics/progress.js';
 import { startQuery } from '../runtime/driver/start-query.js';
 import type { StreamingQuery } from '../runtime/driver/streaming-query.js';
 import { parseDuration } from '../util/duration.js';
+import { reportError, wantsStacks } from './error-report.js';
 import { formatMs, latencyTable, progressStatus } from './format.js';
 import { type CliIO, ExitCode } from './io.js';
 import { parseParams } from './params.js';
 import { StatusLine } from './status-line.js';
 
 export const RUN_USAGE = `Usage: millrace run <job> [--param k=v]... [--checkpoint dir [--restart [--max-retries N]]]
-                    [--progress json|pretty] [--duration d]
+                    [--progress json|pretty] [--duration d] [--verbose]
 
   <job>             a job module (.js or .ts) whose default export is defineJob(...)
   --param, -p k=v   a job parameter (repeatable)
@@ -23,7 +24,9 @@ export const RUN_USAGE = `Usage: millrace run <job> [--param k=v]... [--checkpoi
   --max-retries N   restarts allowed (a number, or 'unlimited'); implies --restart
   --progress mode   'pretty': a live status line; 'json': one progress object a line
                     (default: pretty on a terminal, json otherwise)
-  --duration d      stop after d (e.g. 30s, 5 minutes); default: until Ctrl-C
+  --duration d      stop after d (e.g. 500ms, 30s, 5min); default: until Ctrl-C
+  --verbose         print the stack of an error (as MILLRACE_DEBUG=1 does); without it, an
+                    error the engine raised on purpose is one line: its message and [CODE]
 `;
 
 /** `millrace run <job>`: runs a job until it is interrupted, its duration ends, or it fails. */
@@ -35,6 +38,7 @@ export async function runCommand(args: string[], io: CliIO): Promise<number> {
     checkpoint?: string;
     restart?: boolean;
     'max-retries'?: string;
+    verbose?: boolean;
   };
   let positionals: string[];
   try {
@@ -48,6 +52,7 @@ export async function runCommand(args: string[], io: CliIO): Promise<number> {
         checkpoint: { type: 'string' },
         restart: { type: 'boolean' },
         'max-retries': { type: 'string' },
+        verbose: { type: 'boolean' },
       },
     }));
   } catch (e) {
@@ -74,6 +79,7 @@ export async function runCommand(args: string[], io: CliIO): Promise<number> {
     io.err(`millrace run: ${(e as Error).message}\n`);
     return ExitCode.USAGE;
   }
+  const verbose = wantsStacks(values.verbose === true);
   const status = new StatusLine(io, mode === 'pretty' && io.isTTY);
   let q: StreamingQuery;
   try {
@@ -84,7 +90,7 @@ export async function runCommand(args: string[], io: CliIO): Promise<number> {
       ...(restartPolicy && { options: { restartPolicy } }),
     });
   } catch (e) {
-    io.err(`millrace run: ${describe(e)}\n`);
+    reportError(io, 'millrace: ', e, verbose);
     return startFailureCode(e);
   }
   reportRestarts(q, status);
@@ -96,6 +102,7 @@ export async function runCommand(args: string[], io: CliIO): Promise<number> {
     },
     status,
     summary: mode === 'pretty',
+    verbose,
   });
 }
 
@@ -148,6 +155,8 @@ export interface SuperviseOptions {
   summary: boolean;
   /** Extra lines for the summary. */
   closing?: (q: StreamingQuery) => string[];
+  /** Print the stack of the error the query failed with (default: as MILLRACE_DEBUG says). */
+  verbose?: boolean;
 }
 
 /**
@@ -175,8 +184,8 @@ export async function superviseQuery(
   } catch (e) {
     options.status.end();
     const { attempt } = q.status;
-    io.err(`millrace: the query failed${attempt > 1 ? ` after ${attempt} attempts` : ''}: ${describe(e)}\n`);
-    if (e instanceof Error && e.stack) io.err(`${e.stack}\n`);
+    const after = attempt > 1 ? ` after ${attempt} attempts` : '';
+    reportError(io, `millrace: the query failed${after}: `, e, options.verbose ?? wantsStacks());
     return ExitCode.QUERY_FAILED;
   } finally {
     clearTimeout(timer);
