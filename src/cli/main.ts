@@ -9,6 +9,8 @@ const USAGE = `Millrace — low-latency stream processing for Node.js
 
 Usage:
   millrace run <job> [--param k=v]... [--checkpoint dir [--restart [--max-retries N]]]
+               [--dead-letters dir | --dead-letters-kafka brokers/topic]
+               [--late-rows dir | --late-rows-kafka brokers/topic]
                [--progress json|pretty] [--duration d] [--verbose]
   millrace demo [--rate N] [--duration 30s]
   millrace bench <scenario> [--rate N | --rates a,b,c] [--duration d] [--out dir]

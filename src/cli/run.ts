@@ -1,4 +1,5 @@
 import { parseArgs } from 'node:util';
+import type { QueryOptionsInput } from '../api/query-options.js';
 import type { RestartPolicyInput } from '../api/restart-policy.js';
 import { MillraceError } from '../errors.js';
 import type { StreamingQueryProgress } from '../metrics/progress.js';
@@ -9,9 +10,12 @@ import { reportError, wantsStacks } from './error-report.js';
 import { formatMs, latencyTable, progressStatus } from './format.js';
 import { type CliIO, ExitCode } from './io.js';
 import { parseParams } from './params.js';
+import { type SideOutputFlags, sideOutputOptions } from './side-output-flags.js';
 import { StatusLine } from './status-line.js';
 
 export const RUN_USAGE = `Usage: millrace run <job> [--param k=v]... [--checkpoint dir [--restart [--max-retries N]]]
+                    [--dead-letters dir | --dead-letters-kafka brokers/topic]
+                    [--late-rows dir | --late-rows-kafka brokers/topic]
                     [--progress json|pretty] [--duration d] [--verbose]
 
   <job>             a job module (.js or .ts) whose default export is defineJob(...)
@@ -22,6 +26,16 @@ export const RUN_USAGE = `Usage: millrace run <job> [--param k=v]... [--checkpoi
                     backoff (the job's restartPolicy, else 3 retries, 1 s doubling up to 60 s);
                     needs a checkpoint
   --max-retries N   restarts allowed (a number, or 'unlimited'); implies --restart
+  --dead-letters dir
+                    write the rows user code (or decoding) failed on, with the error and where it
+                    happened, to JSON-lines files in dir; puts the query under onBadRecord
+                    'deadLetter'. At least once: flushed before each epoch commits and at the end
+  --dead-letters-kafka brokers/topic
+                    the same, to a Kafka topic (e.g. 127.0.0.1:9092/dead-letters; it must exist)
+  --late-rows dir   write the rows that arrived behind the watermark to JSON-lines files in dir;
+                    puts the query under onLateRow 'sideOutput'
+  --late-rows-kafka brokers/topic
+                    the same, to a Kafka topic
   --progress mode   'pretty': a live status line; 'json': one progress object a line
                     (default: pretty on a terminal, json otherwise)
   --duration d      stop after d (e.g. 500ms, 30s, 5min); default: until Ctrl-C
@@ -39,7 +53,7 @@ export async function runCommand(args: string[], io: CliIO): Promise<number> {
     restart?: boolean;
     'max-retries'?: string;
     verbose?: boolean;
-  };
+  } & SideOutputFlags;
   let positionals: string[];
   try {
     ({ values, positionals } = parseArgs({
@@ -53,6 +67,10 @@ export async function runCommand(args: string[], io: CliIO): Promise<number> {
         restart: { type: 'boolean' },
         'max-retries': { type: 'string' },
         verbose: { type: 'boolean' },
+        'dead-letters': { type: 'string' },
+        'dead-letters-kafka': { type: 'string' },
+        'late-rows': { type: 'string' },
+        'late-rows-kafka': { type: 'string' },
       },
     }));
   } catch (e) {
@@ -71,10 +89,12 @@ export async function runCommand(args: string[], io: CliIO): Promise<number> {
   let params: Record<string, string>;
   let durationMs: number | undefined;
   let restartPolicy: RestartPolicyInput | undefined;
+  let options: QueryOptionsInput;
   try {
     params = parseParams(values.param);
     durationMs = values.duration === undefined ? undefined : parseDuration(values.duration, '--duration');
     restartPolicy = restartOption(values.restart === true, values['max-retries']);
+    options = { ...sideOutputOptions(values), ...(restartPolicy && { restartPolicy }) };
   } catch (e) {
     io.err(`millrace run: ${(e as Error).message}\n`);
     return ExitCode.USAGE;
@@ -87,7 +107,7 @@ export async function runCommand(args: string[], io: CliIO): Promise<number> {
       params,
       checkpointLocation: values.checkpoint,
       console: (line, stream) => status.print(line, stream),
-      ...(restartPolicy && { options: { restartPolicy } }),
+      ...(Object.keys(options).length > 0 && { options }),
     });
   } catch (e) {
     reportError(io, 'millrace: ', e, verbose);
