@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict';
+import { once } from 'node:events';
 import { after, before, describe, it } from 'node:test';
 import { SideOutputs } from '../../src/connectors/side-output/side-outputs.js';
 import { type DeadLetter, MillraceError, startQuery } from '../../src/index.js';
@@ -7,6 +8,9 @@ import { TestBroker } from './broker/index.js';
 
 const failing = new URL('../fixtures/jobs/failing.js', import.meta.url);
 const tempDir = tempDirs('millrace-side-outputs-kafka');
+
+/** kafkajs gives up on unreachable brokers after one quick retry. */
+const QUICK_RETRIES = { retry: { retries: 1, initialRetryTime: 10, maxRetryTime: 20 } };
 
 const letter: DeadLetter = {
   error: { name: 'RangeError', message: 'unlucky amount in row 1' },
@@ -144,6 +148,38 @@ describe('dead letters to a Kafka topic (test broker)', () => {
     });
   });
 
+  it('is restarted by the restart policy after a failed write, and the redone epoch writes the dead letter', async () => {
+    const name = topic();
+    const q = await startQuery(failing, {
+      clock: 'manual',
+      checkpointLocation: tempDir(),
+      options: {
+        onBadRecord: 'deadLetter',
+        deadLetters: { kafka: { brokers: broker.bootstrap, topic: name, client: QUICK_RETRIES } },
+        restartPolicy: { maxRetries: 1, initialBackoffMs: 1000 },
+      },
+    });
+    try {
+      await broker.stop();
+      const restarting = once(q, 'restarting');
+      q.source('in').addData([{ id: 5, amount: 13 }]);
+      const [event] = (await restarting) as [{ error: MillraceError }];
+      assert.equal(event.error.code, 'SIDE_OUTPUT_WRITE_FAILED');
+      await broker.start();
+      const started = once(q, 'started');
+      q.clock.advance(1000);
+      await started;
+      await q.processAllAvailable();
+    } finally {
+      await q.stop();
+    }
+    const records = await broker.records(name, 0);
+    assert.deepEqual(
+      records.map((r) => JSON.parse(r.value!.toString())),
+      [{ id: 5, amount: 13 }],
+    );
+  });
+
   it('fails the query with SIDE_OUTPUT_WRITE_FAILED when the brokers stay unreachable', async () => {
     const name = topic();
     const q = await startQuery(failing, {
@@ -154,7 +190,7 @@ describe('dead letters to a Kafka topic (test broker)', () => {
           kafka: {
             brokers: broker.bootstrap,
             topic: name,
-            client: { retry: { retries: 1, initialRetryTime: 10, maxRetryTime: 20 } },
+            client: QUICK_RETRIES,
           },
         },
       },
