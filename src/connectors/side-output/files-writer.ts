@@ -10,7 +10,7 @@ import type { SideOutputWriter } from './writer.js';
  * own, `<prefix>-<wall-clock time it was created>-<run id>.jsonl`, created at the run's first
  * record — file names sort in the order runs wrote them. Lines are appended as records come
  * (visible to readers at once), and `flush` makes them durable (`fsync`). A crash can cut the last
- * line of a file short: a line without its newline was never flushed, and readers skip it.
+ * line of a file short: a line without its newline was never flushed, and readers should skip it.
  */
 export class FilesSideOutputWriter<T> implements SideOutputWriter<T> {
   private file: Promise<FileHandle> | null = null;
