@@ -23,6 +23,7 @@ export { KeyedStream } from './api/keyed-stream.js';
 export type { OutputMode } from './api/output-mode.js';
 export type { BadRecordPolicy, LateRowPolicy, QueryOptions, QueryOptionsInput } from './api/query-options.js';
 export type { RestartPolicy, RestartPolicyInput } from './api/restart-policy.js';
+export type { SideOutputInput, SideOutputTarget } from './api/side-output-target.js';
 export {
   type ExpiredTimer,
   type ListState,

@@ -1,3 +1,4 @@
+import { fileURLToPath } from 'node:url';
 import type { SourceSpec } from '../connectors/spec.js';
 import { ErrorCode, MillraceError } from '../errors.js';
 import { Stream } from './stream.js';
@@ -97,9 +98,25 @@ export function isJobModule(value: unknown): value is JobModule {
   );
 }
 
-/** Runs a job's build function and checks that it returned a writer. */
+/**
+ * Runs a job's build function and checks that it returned a writer. An error the build throws
+ * that is not the engine's own (a `TypeError` in the job's code, say) is `INVALID_JOB` naming the
+ * module, with the error, and its stack, as `cause`; the engine's errors (a missing parameter, a
+ * builder's bad argument) keep their codes, as their messages already say what is wrong.
+ */
 export function buildJob(job: JobModule, params: JobParams, where: string): QueryDefinition {
-  const result = job.build(new JobContext(params));
+  let result: unknown;
+  try {
+    result = job.build(new JobContext(params));
+  } catch (e) {
+    if (e instanceof MillraceError) throw e;
+    const what = e instanceof Error ? `${e.name}: ${e.message}` : `non-Error value thrown: ${String(e)}`;
+    throw new MillraceError(
+      ErrorCode.INVALID_JOB,
+      `the job ${modulePath(where)} failed while building its query: ${what}`,
+      { cause: e },
+    );
+  }
   if (!StreamWriter.isWriter(result)) {
     throw new MillraceError(
       ErrorCode.INVALID_JOB,
@@ -107,4 +124,9 @@ export function buildJob(job: JobModule, params: JobParams, where: string): Quer
     );
   }
   return result.definition;
+}
+
+/** A job module as users know it: its path when it is a file. */
+function modulePath(jobUrl: string): string {
+  return jobUrl.startsWith('file:') ? fileURLToPath(jobUrl) : jobUrl;
 }

@@ -6,6 +6,11 @@ import {
 } from '../runtime/channel/ring-layout.js';
 import { type Duration, parseDuration } from '../util/duration.js';
 import { type RestartPolicy, type RestartPolicyInput, resolveRestartPolicy } from './restart-policy.js';
+import {
+  resolveSideOutputTarget,
+  type SideOutputInput,
+  type SideOutputTarget,
+} from './side-output-target.js';
 
 /** What happens to a row that user code throws on. */
 export type BadRecordPolicy = 'fail' | 'skip' | 'deadLetter';
@@ -65,6 +70,14 @@ export interface QueryOptions {
   readonly asyncProgressTracking: boolean;
   /** See {@link asyncProgressTracking}. Default 1000. */
   readonly asyncProgressTrackingCheckpointIntervalMs: number;
+  /**
+   * Where dead letters are written besides `q.deadLetters()`: a directory of JSON lines or a Kafka
+   * topic, at least once (flushed before each epoch commits and before a stop returns). Needs
+   * `onBadRecord: 'deadLetter'`. Default null: nowhere.
+   */
+  readonly deadLetters: SideOutputTarget | null;
+  /** Where late rows are written besides `q.lateRows()`, as {@link deadLetters}; needs `onLateRow: 'sideOutput'`. */
+  readonly lateRows: SideOutputTarget | null;
 }
 
 export const DEFAULT_QUERY_OPTIONS: QueryOptions = Object.freeze({
@@ -82,6 +95,8 @@ export const DEFAULT_QUERY_OPTIONS: QueryOptions = Object.freeze({
   sourceEvolution: false,
   asyncProgressTracking: false,
   asyncProgressTrackingCheckpointIntervalMs: 1000,
+  deadLetters: null,
+  lateRows: null,
 });
 
 /** What users may pass: durations as strings, everything optional. */
@@ -102,6 +117,10 @@ export interface QueryOptionsInput {
   asyncProgressTracking?: boolean;
   /** Milliseconds, or a duration string. */
   asyncProgressTrackingCheckpointIntervalMs?: Duration;
+  /** `{ path }` or `{ kafka: { brokers, topic, client? } }`; null: nowhere. */
+  deadLetters?: SideOutputInput | null;
+  /** `{ path }` or `{ kafka: { brokers, topic, client? } }`; null: nowhere. */
+  lateRows?: SideOutputInput | null;
 }
 
 const POLICIES: readonly BadRecordPolicy[] = ['fail', 'skip', 'deadLetter'];
@@ -187,11 +206,16 @@ export function resolveQueryOptions(base: QueryOptions, input: QueryOptionsInput
       case 'restartPolicy':
         out.restartPolicy = resolveRestartPolicy(base.restartPolicy, value as RestartPolicyInput | null);
         break;
+      case 'deadLetters':
+      case 'lateRows':
+        out[key] = resolveSideOutputTarget(key, value);
+        break;
       default:
         throw invalidArgument(
           `unknown query option '${key}' (known: onBadRecord, onLateRow, multipleWatermarkPolicy, workers, ` +
             'shufflePartitions, ringCapacityBytes, progressInterval, spinMicros, minBatchesToRetain, minDeltasForSnapshot, ' +
-            'sourceEvolution, restartPolicy, asyncProgressTracking, asyncProgressTrackingCheckpointIntervalMs)',
+            'sourceEvolution, restartPolicy, asyncProgressTracking, asyncProgressTrackingCheckpointIntervalMs, ' +
+            'deadLetters, lateRows)',
         );
     }
   }

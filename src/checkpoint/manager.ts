@@ -10,6 +10,7 @@ import { evolveCheckpoint } from './evolution.js';
 import { readCheckedIfExists, writeFileAtomic } from './files.js';
 import { CheckpointLayout } from './layout.js';
 import type { LeaseTiming } from './lease.js';
+import { ensureCheckpointLocation } from './location.js';
 import { CheckpointLock } from './lock.js';
 import { type CheckpointMetadata, describePlan, readMetadata, writeMetadata } from './metadata.js';
 import { checkSourceFiles, type ResumedOffsets } from './source-files-check.js';
@@ -93,7 +94,7 @@ export class CheckpointManager {
     const sourceEvolution = options.sourceEvolution ?? false;
     checkSourceEvolution(plan, { sourceEvolution });
     const layout = new CheckpointLayout(location);
-    await mkdir(location, { recursive: true });
+    await ensureCheckpointLocation(location);
     const existing = await readMetadata(layout);
     if (existing === undefined) await refuseDataWithoutMetadata(layout);
     const lock = await CheckpointLock.acquire(

@@ -9,7 +9,9 @@ const USAGE = `Millrace — low-latency stream processing for Node.js
 
 Usage:
   millrace run <job> [--param k=v]... [--checkpoint dir [--restart [--max-retries N]]]
-               [--progress json|pretty] [--duration d]
+               [--dead-letters dir | --dead-letters-kafka brokers/topic]
+               [--late-rows dir | --late-rows-kafka brokers/topic]
+               [--progress json|pretty] [--duration d] [--verbose]
   millrace demo [--rate N] [--duration 30s]
   millrace bench <scenario> [--rate N | --rates a,b,c] [--duration d] [--out dir]
   millrace checkpoint inspect <dir> [--json]
@@ -20,6 +22,9 @@ Every command takes --gc single|parallel: V8's single-threaded GC, or its defaul
 threads (default: single for the small-state benchmarks, parallel otherwise), and --heap-growth P:
 the old generation grows P % between full collections (default 400; 0: V8's own heuristics). See
 docs/architecture.md.
+
+An error the engine raises on purpose is printed as one line, its message and [CODE];
+MILLRACE_DEBUG=1 (or run's --verbose) prints its stack too. Unexpected errors always print it.
 
 Exit codes: 0 done, 1 query failed (checkpoint: a problem found), 2 bad usage or bad job.
 `;

@@ -1,17 +1,22 @@
 import { parseArgs } from 'node:util';
+import type { QueryOptionsInput } from '../api/query-options.js';
 import type { RestartPolicyInput } from '../api/restart-policy.js';
 import { MillraceError } from '../errors.js';
 import type { StreamingQueryProgress } from '../metrics/progress.js';
 import { startQuery } from '../runtime/driver/start-query.js';
 import type { StreamingQuery } from '../runtime/driver/streaming-query.js';
 import { parseDuration } from '../util/duration.js';
+import { reportError, wantsStacks } from './error-report.js';
 import { formatMs, latencyTable, progressStatus } from './format.js';
 import { type CliIO, ExitCode } from './io.js';
 import { parseParams } from './params.js';
+import { type SideOutputFlags, sideOutputOptions } from './side-output-flags.js';
 import { StatusLine } from './status-line.js';
 
 export const RUN_USAGE = `Usage: millrace run <job> [--param k=v]... [--checkpoint dir [--restart [--max-retries N]]]
-                    [--progress json|pretty] [--duration d] [--stop-timeout d]
+                    [--dead-letters dir | --dead-letters-kafka brokers/topic]
+                    [--late-rows dir | --late-rows-kafka brokers/topic]
+                    [--progress json|pretty] [--duration d] [--stop-timeout d] [--verbose]
 
   <job>             a job module (.js or .ts) whose default export is defineJob(...)
   --param, -p k=v   a job parameter (repeatable)
@@ -21,12 +26,24 @@ export const RUN_USAGE = `Usage: millrace run <job> [--param k=v]... [--checkpoi
                     backoff (the job's restartPolicy, else 3 retries, 1 s doubling up to 60 s);
                     needs a checkpoint
   --max-retries N   restarts allowed (a number, or 'unlimited'); implies --restart
+  --dead-letters dir
+                    write the rows user code (or decoding) failed on, with the error and where it
+                    happened, to JSON-lines files in dir; puts the query under onBadRecord
+                    'deadLetter'. At least once: flushed before each epoch commits and at the end
+  --dead-letters-kafka brokers/topic
+                    the same, to a Kafka topic (e.g. 127.0.0.1:9092/dead-letters; it must exist)
+  --late-rows dir   write the rows that arrived behind the watermark to JSON-lines files in dir;
+                    puts the query under onLateRow 'sideOutput'
+  --late-rows-kafka brokers/topic
+                    the same, to a Kafka topic
   --progress mode   'pretty': a live status line; 'json': one progress object a line
                     (default: pretty on a terminal, json otherwise)
-  --duration d      stop after d (e.g. 30s, 5 minutes); default: until Ctrl-C
+  --duration d      stop after d (e.g. 500ms, 30s, 5min); default: until Ctrl-C
   --stop-timeout d  how long a stop waits for the last epoch to commit before it gives it up
                     (its rows are read again by the next run); default 3s. A second Ctrl-C
                     gives it up at once
+  --verbose         print the stack of an error (as MILLRACE_DEBUG=1 does); without it, an
+                    error the engine raised on purpose is one line: its message and [CODE]
 `;
 
 /** How long a stop waits for the last epoch by default (see `--stop-timeout`). */
@@ -42,7 +59,8 @@ export async function runCommand(args: string[], io: CliIO): Promise<number> {
     checkpoint?: string;
     restart?: boolean;
     'max-retries'?: string;
-  };
+    verbose?: boolean;
+  } & SideOutputFlags;
   let positionals: string[];
   try {
     ({ values, positionals } = parseArgs({
@@ -56,6 +74,11 @@ export async function runCommand(args: string[], io: CliIO): Promise<number> {
         checkpoint: { type: 'string' },
         restart: { type: 'boolean' },
         'max-retries': { type: 'string' },
+        verbose: { type: 'boolean' },
+        'dead-letters': { type: 'string' },
+        'dead-letters-kafka': { type: 'string' },
+        'late-rows': { type: 'string' },
+        'late-rows-kafka': { type: 'string' },
       },
     }));
   } catch (e) {
@@ -75,16 +98,19 @@ export async function runCommand(args: string[], io: CliIO): Promise<number> {
   let durationMs: number | undefined;
   let stopTimeoutMs = DEFAULT_STOP_TIMEOUT_MS;
   let restartPolicy: RestartPolicyInput | undefined;
+  let options: QueryOptionsInput;
   try {
     params = parseParams(values.param);
     durationMs = values.duration === undefined ? undefined : parseDuration(values.duration, '--duration');
     if (values['stop-timeout'] !== undefined)
       stopTimeoutMs = parseDuration(values['stop-timeout'], '--stop-timeout');
     restartPolicy = restartOption(values.restart === true, values['max-retries']);
+    options = { ...sideOutputOptions(values), ...(restartPolicy && { restartPolicy }) };
   } catch (e) {
     io.err(`millrace run: ${(e as Error).message}\n`);
     return ExitCode.USAGE;
   }
+  const verbose = wantsStacks(values.verbose === true);
   const status = new StatusLine(io, mode === 'pretty' && io.isTTY);
   let q: StreamingQuery;
   try {
@@ -92,10 +118,10 @@ export async function runCommand(args: string[], io: CliIO): Promise<number> {
       params,
       checkpointLocation: values.checkpoint,
       console: (line, stream) => status.print(line, stream),
-      ...(restartPolicy && { options: { restartPolicy } }),
+      ...(Object.keys(options).length > 0 && { options }),
     });
   } catch (e) {
-    io.err(`millrace run: ${describe(e)}\n`);
+    reportError(io, 'millrace: ', e, verbose);
     return startFailureCode(e);
   }
   reportRestarts(q, status);
@@ -108,6 +134,7 @@ export async function runCommand(args: string[], io: CliIO): Promise<number> {
     },
     status,
     summary: mode === 'pretty',
+    verbose,
   });
 }
 
@@ -162,6 +189,8 @@ export interface SuperviseOptions {
   summary: boolean;
   /** Extra lines for the summary. */
   closing?: (q: StreamingQuery) => string[];
+  /** Print the stack of the error the query failed with (default: as MILLRACE_DEBUG says). */
+  verbose?: boolean;
 }
 
 /**
@@ -196,8 +225,8 @@ export async function superviseQuery(
   } catch (e) {
     options.status.end();
     const { attempt } = q.status;
-    io.err(`millrace: the query failed${attempt > 1 ? ` after ${attempt} attempts` : ''}: ${describe(e)}\n`);
-    if (e instanceof Error && e.stack) io.err(`${e.stack}\n`);
+    const after = attempt > 1 ? ` after ${attempt} attempts` : '';
+    reportError(io, `millrace: the query failed${after}: `, e, options.verbose ?? wantsStacks());
     return ExitCode.QUERY_FAILED;
   } finally {
     clearTimeout(timer);

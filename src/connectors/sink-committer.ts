@@ -1,4 +1,5 @@
 import type { OutputMode } from '../api/output-mode.js';
+import { ErrorCode, MillraceError } from '../errors.js';
 import type { SinkCommitter } from '../runtime/driver/epoch-coordinator.js';
 import { FilesSinkCommitter } from './files/committer.js';
 import type { SinkSpec } from './spec.js';
@@ -12,8 +13,31 @@ export function createSinkCommitter(
   mode: OutputMode,
   commitOnHosts: (epoch: number) => Promise<void>,
 ): SinkCommitter | null {
-  if (sink.kind === 'files') return new FilesSinkCommitter(sink, mode === 'complete' ? 'complete' : 'append');
+  if (sink.kind === 'files') {
+    return labelFailures(sink, new FilesSinkCommitter(sink, mode === 'complete' ? 'complete' : 'append'));
+  }
   // An exactly-once Kafka sink's partitions commit their transactions once the epoch is logged.
-  if (sink.kind === 'kafka' && sink.exactlyOnce) return { commit: (epoch) => commitOnHosts(epoch) };
+  if (sink.kind === 'kafka' && sink.exactlyOnce) {
+    return labelFailures(sink, { commit: (epoch) => commitOnHosts(epoch) });
+  }
   return null;
+}
+
+/**
+ * A sink's commit that fails is the sink's failure, not the checkpoint's: it fails the query with
+ * `SINK_COMMIT_FAILED` naming the sink, the epoch and the cause (a restart policy restarts it, and
+ * the new attempt redoes the epoch). A failure that already has a code of its own keeps it.
+ */
+function labelFailures(sink: SinkSpec, committer: SinkCommitter): SinkCommitter {
+  return {
+    commit: (epoch, messages) =>
+      committer.commit(epoch, messages).catch((e: unknown) => {
+        if (e instanceof MillraceError && e.code !== ErrorCode.TASK_FAILED) throw e;
+        throw new MillraceError(
+          ErrorCode.SINK_COMMIT_FAILED,
+          `${sink.description}: cannot commit epoch ${epoch}: ${(e as Error)?.message ?? String(e)}`,
+          { cause: e },
+        );
+      }),
+  };
 }

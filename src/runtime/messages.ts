@@ -135,8 +135,11 @@ export interface LateRow {
   /** The watermark in force when it arrived. */
   readonly watermark: number;
   readonly operator: { readonly id: number; readonly kind: string; readonly name?: string };
+  readonly stage: number;
   readonly partition: number;
   readonly sourceOffset?: { readonly source: number; readonly partition: number; readonly offset: number };
+  /** Processing time (ms) when it arrived. */
+  readonly timestamp: number;
 }
 
 /** Dead letter record as delivered to the driver (and to users). */

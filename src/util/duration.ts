@@ -68,9 +68,13 @@ export function parseDuration(value: Duration, what = 'duration'): number {
     matched = true;
   }
   if (!matched || text.slice(consumed).trim() !== '') {
+    // A number alone is milliseconds only as a number (`500`); as text it needs its unit.
+    const bare = /^\d+(\.\d+)?$/.test(text);
     throw new MillraceError(
       ErrorCode.INVALID_DURATION,
-      `${what}: cannot read '${value}' as a duration (examples: 500, '300 milliseconds', '10 seconds', '1 hour')`,
+      bare
+        ? `${what}: '${value}' has no unit: write it with one, e.g. ${text}ms, 30s or 5min`
+        : `${what}: cannot read '${value}' as a duration: write a number and a unit, e.g. 500ms, 30s, 5min or '1 hour 30 minutes'`,
     );
   }
   return total;

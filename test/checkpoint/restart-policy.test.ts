@@ -405,11 +405,18 @@ describe('the restartPolicy option', () => {
     assert.equal(backoffMs({ ...policy, initialBackoffMs: 0 }, 5000), 0);
   });
 
-  it('retries task and checkpoint-write failures only', () => {
-    const codes = ['TASK_FAILED', 'CHECKPOINT_WRITE_FAILED', 'CHECKPOINT_IN_USE', 'CHECKPOINT_CORRUPT'];
+  it('retries task, checkpoint-write, sink-commit and side-output failures only', () => {
+    const codes = [
+      'TASK_FAILED',
+      'CHECKPOINT_WRITE_FAILED',
+      'SINK_COMMIT_FAILED',
+      'SIDE_OUTPUT_WRITE_FAILED',
+      'CHECKPOINT_IN_USE',
+      'CHECKPOINT_CORRUPT',
+    ];
     assert.deepEqual(
       codes.map((c) => isRetryable(new MillraceError(c, 'x'))),
-      [true, true, false, false],
+      [true, true, true, true, false, false],
     );
   });
 });

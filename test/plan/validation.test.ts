@@ -27,6 +27,20 @@ describe('plan-time validation', () => {
     await assert.rejects(startQuery(invalid, { params: { case: 'not-a-writer' } }), { code: 'INVALID_JOB' });
   });
 
+  it('says that the job’s build threw, naming the module, with the error as cause', async () => {
+    await assert.rejects(startQuery(invalid, { params: { case: 'build-throws' } }), (e: unknown) => {
+      assert.ok(e instanceof MillraceError);
+      assert.equal(e.code, 'INVALID_JOB');
+      assert.match(
+        e.message,
+        /^the job .*fixtures\/jobs\/invalid\.js failed while building its query: TypeError: Cannot read properties of null \(reading 'sink'\)$/,
+      );
+      assert.ok(e.cause instanceof TypeError);
+      assert.match(e.cause.stack ?? '', /\n\s+at .*fixtures\/jobs\/invalid\.js/, 'the cause keeps its stack');
+      return true;
+    });
+  });
+
   it('requires the job module to default-export defineJob(...)', async () => {
     await assert.rejects(startQuery(notAJob), { code: 'INVALID_JOB', message: /defineJob/ });
   });

@@ -24,4 +24,16 @@ describe('durations', () => {
     assert.throws(() => parseDuration(-1), { code: 'INVALID_DURATION' });
     assert.throws(() => parseDuration(Number.NaN), { code: 'INVALID_DURATION' });
   });
+
+  it('says that a number written as text needs a unit, and offers it with one', () => {
+    assert.throws(() => parseDuration('500', 'interval'), {
+      code: 'INVALID_DURATION',
+      message: "interval: '500' has no unit: write it with one, e.g. 500ms, 30s or 5min",
+    });
+    assert.throws(() => parseDuration('soon', 'interval'), {
+      code: 'INVALID_DURATION',
+      message:
+        /^interval: cannot read 'soon' as a duration: write a number and a unit, e\.g\. 500ms, 30s, 5min/,
+    });
+  });
 });

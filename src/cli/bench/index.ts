@@ -1,3 +1,4 @@
+import { reportError, wantsStacks } from '../error-report.js';
 import type { CliIO } from '../io.js';
 import { ExitCode } from '../io.js';
 import { CHECKPOINT_USAGE, parseCheckpointArgs, runCheckpointBench } from './checkpoint.js';
@@ -158,7 +159,7 @@ export async function runBench(args: string[], io: CliIO): Promise<number> {
       io.err(`millrace bench ${name}: interrupted\n`);
       return ExitCode.QUERY_FAILED;
     }
-    io.err(`millrace bench ${name}: failed: ${e instanceof Error ? (e.stack ?? e.message) : String(e)}\n`);
+    reportError(io, `millrace bench ${name}: failed: `, e, wantsStacks());
     return ExitCode.QUERY_FAILED;
   } finally {
     unsubscribe();

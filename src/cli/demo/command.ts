@@ -5,6 +5,7 @@ import { parseArgs } from 'node:util';
 import { startQuery } from '../../runtime/driver/start-query.js';
 import type { StreamingQuery } from '../../runtime/driver/streaming-query.js';
 import { parseDuration } from '../../util/duration.js';
+import { reportError, wantsStacks } from '../error-report.js';
 import { formatCount, progressStatus } from '../format.js';
 import { type CliIO, ExitCode } from '../io.js';
 import { describe, superviseQuery } from '../run.js';
@@ -97,7 +98,7 @@ async function runDemo(rate: number, durationMs: number, checkpoints: string, io
   try {
     [detector, spend] = await Promise.all([start('fraud', printAlert), start('spend', addSpend)]);
   } catch (e) {
-    io.err(`millrace demo: ${describe(e)}\n`);
+    reportError(io, 'millrace demo: ', e, wantsStacks());
     return ExitCode.QUERY_FAILED;
   }
   const started = performance.now();

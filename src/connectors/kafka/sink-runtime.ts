@@ -170,7 +170,11 @@ export class KafkaSinkRuntime implements SinkRuntime {
       });
       await held.txn.commit();
     } catch (e) {
-      const error = this.failed(`cannot commit the transaction of epoch ${epoch}`, e);
+      const error = this.failed(
+        `cannot commit the transaction of epoch ${epoch}`,
+        e,
+        ErrorCode.SINK_COMMIT_FAILED,
+      );
       this.fail(error);
       throw error;
     }
@@ -285,9 +289,9 @@ export class KafkaSinkRuntime implements SinkRuntime {
     this.reportFailure(error);
   }
 
-  private failed(what: string, cause: unknown): MillraceError {
+  private failed(what: string, cause: unknown, code: ErrorCode = ErrorCode.TASK_FAILED): MillraceError {
     return new MillraceError(
-      ErrorCode.TASK_FAILED,
+      code,
       `${this.spec.description} partition ${this.partition}: ${what} (${this.spec.brokers.join(',')}): ${(cause as Error).message}`,
       { cause },
     );

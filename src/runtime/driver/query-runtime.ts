@@ -3,6 +3,7 @@ import type { QueryOptions } from '../../api/query-options.js';
 import { isMicroBatch } from '../../api/trigger.js';
 import type { CheckpointManager, RecoveryPoint } from '../../checkpoint/manager.js';
 import type { TopicPartition } from '../../connectors/kafka/layout.js';
+import { SideOutputs } from '../../connectors/side-output/side-outputs.js';
 import { createSinkCommitter } from '../../connectors/sink-committer.js';
 import { ErrorCode, MillraceError } from '../../errors.js';
 import { LatencyAggregator } from '../../metrics/latency.js';
@@ -116,6 +117,8 @@ export class QueryRuntime implements MicroBatchHost {
   private readonly flushes = new FlushWaiters();
   private readonly rounds: ReportRounds;
   private readonly pump: Pump;
+  /** Where dead letters and late rows are written (the `deadLetters`, `lateRows` options). */
+  private readonly sideOutputs: SideOutputs;
   private failure: MillraceError | null = null;
   private shutDown = false;
 
@@ -140,6 +143,7 @@ export class QueryRuntime implements MicroBatchHost {
     const resumedAfter = config.recovery?.committedEpoch ?? -1;
     this.nextEpoch = resumedAfter + 1;
     this.feeds = new Feeds(physical, wiring, this.bells, this.precise, microBatch);
+    this.sideOutputs = new SideOutputs(options, config.runId, (e) => this.fail(e));
     this.coordinator = new EpochCoordinator(
       {
         sourcePartitions: config.plan.sources.map((s) => s.spec.partitions),
@@ -153,10 +157,10 @@ export class QueryRuntime implements MicroBatchHost {
           : null,
         committedEpoch: resumedAfter,
         retention: options.minBatchesToRetain,
-        sinkCommitter: createSinkCommitter(
-          config.plan.definition.sink,
-          config.plan.definition.outputMode,
-          (e) => this.sinkCommits.request(e),
+        sinkCommitter: this.sideOutputs.beforeEachCommit(
+          createSinkCommitter(config.plan.definition.sink, config.plan.definition.outputMode, (e) =>
+            this.sinkCommits.request(e),
+          ),
         ),
       },
       {
@@ -166,13 +170,16 @@ export class QueryRuntime implements MicroBatchHost {
           listener.epochCommitted(epoch);
           this.settleFlushes();
         },
+        // A step of the commit that says what failed (the sink's commit) keeps its code.
         failed: (e) =>
           this.fail(
-            new MillraceError(
-              ErrorCode.CHECKPOINT_WRITE_FAILED,
-              `writing the checkpoint failed: ${(e as Error)?.message ?? String(e)}`,
-              { cause: e },
-            ),
+            e instanceof MillraceError
+              ? e
+              : new MillraceError(
+                  ErrorCode.CHECKPOINT_WRITE_FAILED,
+                  `writing the checkpoint failed: ${(e as Error)?.message ?? String(e)}`,
+                  { cause: e },
+                ),
           ),
         now: () => clock.now(),
       },
@@ -185,8 +192,14 @@ export class QueryRuntime implements MicroBatchHost {
       wiring,
       this.bells,
       {
-        deadLetter: (d) => listener.deadLetter(d),
-        lateRow: (r) => listener.lateRow(r),
+        deadLetter: (d) => {
+          this.sideOutputs.deadLetter(d);
+          listener.deadLetter(d);
+        },
+        lateRow: (r) => {
+          this.sideOutputs.lateRow(r);
+          listener.lateRow(r);
+        },
         epochAcked: (e) => this.coordinator.acked(e),
         sourceOffset: (e, s, p, o) => this.coordinator.sourceOffset(e, s, p, o),
         stateReport: (r) => this.coordinator.stateReport(r),
@@ -266,6 +279,7 @@ export class QueryRuntime implements MicroBatchHost {
   async launch(startTimeoutMs: number, seed: (feeds: Feeds) => void = () => {}): Promise<void> {
     try {
       seed(this.feeds);
+      await this.sideOutputs.open();
     } catch (e) {
       await this.shutdown();
       throw e;
@@ -417,6 +431,8 @@ export class QueryRuntime implements MicroBatchHost {
       return { abandonedEpoch: this.coordinator.lastCommittedEpoch + 1 };
     }
     await this.shutdown();
+    // A stop that could not write its last dead letters or late rows did not lose them quietly.
+    await this.sideOutputs.close();
     return { abandonedEpoch: null };
   }
 
@@ -505,6 +521,8 @@ export class QueryRuntime implements MicroBatchHost {
     // Epochs complete by now are committed; then the checkpoint is free for the next run.
     await this.coordinator.flushed();
     if (this.failure === null) await this.coordinator.logLastCommit();
+    // What the side outputs received last is written before the query reports it ended.
+    await this.sideOutputs.close().catch(() => {});
     await this.feeds.dispose();
     await this.checkpoint?.close();
     this.flushes.end(this.failure);

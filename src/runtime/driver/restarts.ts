@@ -3,14 +3,19 @@ import { ErrorCode, type MillraceError } from '../../errors.js';
 
 /**
  * Failures a restart from the checkpoint can get past: user code or a worker failing while the
- * query ran (the cause may be gone next time: a service back up, memory freed), and a checkpoint
- * write that failed (a full disk may have been cleared). Everything else is a property of the
- * job, its data or its checkpoint that a new attempt meets again — a checkpoint in use, corrupt
- * or incompatible, a row too large for a ring — and ends the query at once.
+ * query ran (the cause may be gone next time: a service back up, memory freed), a checkpoint
+ * write that failed (a full disk may have been cleared), a sink's commit that failed (the new
+ * attempt redoes the epoch, and the sink commits it then), and dead letters or late rows that could
+ * not be written (the new attempt redoes the epochs they came from, and writes them). Everything
+ * else is a property of the job, its data or its checkpoint that a new attempt meets again — a
+ * checkpoint in use, corrupt or incompatible, a row too large for a ring — and ends the query at
+ * once.
  */
 const RETRYABLE: ReadonlySet<string> = new Set<string>([
   ErrorCode.TASK_FAILED,
   ErrorCode.CHECKPOINT_WRITE_FAILED,
+  ErrorCode.SINK_COMMIT_FAILED,
+  ErrorCode.SIDE_OUTPUT_WRITE_FAILED,
 ]);
 
 export function isRetryable(error: MillraceError): boolean {

@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { QueryOptionsInput } from '../../api/query-options.js';
 import { resolveQueryOptions } from '../../api/query-options.js';
+import { checkSideOutputPolicies } from '../../api/side-output-target.js';
 import type { LeaseTiming } from '../../checkpoint/lease.js';
 import { CheckpointManager, type RecoveryPoint } from '../../checkpoint/manager.js';
 import {
@@ -92,6 +93,7 @@ export async function startQuery(job: JobLocation, options: StartOptions = {}): 
     : definition.options;
   checkSourceEvolution(plan, queryOptions);
   checkAsyncProgressTracking(plan, queryOptions);
+  checkSideOutputPolicies(queryOptions);
   checkKafkaTransactions(plan);
   const defaultShufflePartitions = queryOptions.shufflePartitions ?? resolveWorkers(queryOptions);
   const physical = planPhysical(plan, { defaultShufflePartitions, wholeRows: keepsWholeRows(queryOptions) });

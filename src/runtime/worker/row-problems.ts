@@ -63,7 +63,8 @@ export class RowProblems {
     if (this.host.onLateRow !== 'sideOutput') return;
     const { site } = this;
     const location = rowLocation(op, site.stageId, site.partition, site.meta);
-    this.host.result.writeValue(FrameKind.LATE_ROW, lateRowOf(location, row, watermark), site.index);
+    const late = lateRowOf(location, row, watermark, this.host.clock.now());
+    this.host.result.writeValue(FrameKind.LATE_ROW, late, site.index);
   }
 }
 
@@ -103,12 +104,15 @@ export function lateRowOf(
   location: ReturnType<typeof rowLocation>,
   row: unknown,
   watermark: number,
+  timestamp: number,
 ): LateRow {
   return {
     row,
     watermark,
     operator: location.operator,
+    stage: location.stage,
     partition: location.partition,
     sourceOffset: location.sourceOffset,
+    timestamp,
   };
 }

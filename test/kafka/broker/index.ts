@@ -34,7 +34,7 @@ export interface StoredRecord {
 export class TestBroker {
   private readonly state: BrokerState;
   private readonly connections = new Set<Connection>();
-  private readonly faults: Faults = { lostProduceAcks: 0 };
+  private readonly faults: Faults = { lostProduceAcks: 0, expiredTxnCommits: 0 };
   private server: Server | null = null;
   private responseDelayMs = 0;
   private port: number;
@@ -112,6 +112,15 @@ export class TestBroker {
    */
   loseNextProduceAck(n = 1): void {
     this.faults.lostProduceAcks += n;
+  }
+
+  /**
+   * The next `n` transaction commits (EndTxn with commit) find their transaction timed out, as when
+   * a producer holds one open past its timeout: the coordinator aborts it and bumps the producer's
+   * epoch, and the commit is answered INVALID_PRODUCER_EPOCH.
+   */
+  expireNextTxnCommit(n = 1): void {
+    this.faults.expiredTxnCommits += n;
   }
 
   /** Delays every response by `ms` (0 turns it off). */

@@ -79,6 +79,16 @@ export class TransactionCoordinator {
     return true;
   }
 
+  /**
+   * The ongoing transaction of `transactionalId` timed out: it is aborted and the epoch bumped, so
+   * its producer's next request is refused as fenced (INVALID_PRODUCER_EPOCH).
+   */
+  expire(transactionalId: string): void {
+    const txn = this.txns.get(transactionalId)!;
+    txn.epoch++;
+    this.end(txn, false);
+  }
+
   /** EndTxn: writes the markers and, on commit, publishes the transaction's offsets to the groups. */
   endTxn(transactionalId: string, commit: boolean): void {
     this.end(this.txns.get(transactionalId)!, commit);

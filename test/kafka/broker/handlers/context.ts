@@ -7,6 +7,8 @@ import type { Connection, HandlerResult, RequestHeader } from '../wire.js';
 export interface Faults {
   /** Produce requests still to be appended but answered by closing the connection. */
   lostProduceAcks: number;
+  /** Transaction commits still to be refused as if their transaction had timed out first. */
+  expiredTxnCommits: number;
 }
 
 export interface Context {

@@ -73,12 +73,17 @@ export const txnOffsetCommit: Handler = ({ state }, d) => {
 };
 
 /** EndTxn v0-1: writes COMMIT or ABORT markers to every partition of the transaction. */
-export const endTxn: Handler = ({ state }, d) => {
+export const endTxn: Handler = ({ state, faults }, d) => {
   const transactionalId = d.readString()!;
   const producerId = readLong(d);
   const epoch = d.readInt16();
   const commit = d.readBoolean();
-  const error = state.txns.check(transactionalId, producerId, epoch);
+  let error = state.txns.check(transactionalId, producerId, epoch);
+  if (error === ErrorCode.NONE && commit && faults.expiredTxnCommits > 0) {
+    faults.expiredTxnCommits--;
+    state.txns.expire(transactionalId);
+    error = ErrorCode.INVALID_PRODUCER_EPOCH;
+  }
   if (error === ErrorCode.NONE) state.txns.endTxn(transactionalId, commit);
   return new Encoder().writeInt32(0).writeInt16(error);
 };
