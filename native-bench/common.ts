@@ -1,6 +1,6 @@
 /**
  * Shared by the ring harness, its worker threads and the micro-benchmarks: the card-payment record
- * shape of BENCH.md and small statistics helpers.
+ * shape of docs/benchmarks.md and small statistics helpers.
  */
 
 export interface Payment {

@@ -1,6 +1,6 @@
 /**
  * Ring benchmark: the TypeScript SharedArrayBuffer ring against the native C++ ring (ring.cpp),
- * side by side in one run, on the targets R1–R3 of BENCH.md.
+ * side by side in one run, on the targets R1–R3 (docs/benchmarks.md, "Targets").
  *
  *   node dist/native-bench/harness.js [--quick] [--runs N] [--json] [--r1-payload i32|set|f64|none]
  *

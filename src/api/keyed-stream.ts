@@ -25,7 +25,7 @@ export class KeyedStream<K = unknown, T = any> {
   }
 
   /**
-   * Runs `processor` over each key's rows with per-key state and timers (SPEC §5).
+   * Runs `processor` over each key's rows with per-key state and timers (docs/stateful-processing.md).
    *
    * @example
    * payments.groupByKey((p) => p.cardId)

@@ -49,12 +49,12 @@ export interface QueryOptions {
   /** A full state snapshot every this many epochs, changelogs in between (Spark's name). Default 10. */
   readonly minDeltasForSnapshot: number;
   /**
-   * Restarts a failed query from its checkpoint with exponential backoff (SPEC §6.5); needs a
+   * Restarts a failed query from its checkpoint with exponential backoff (docs/operations.md, "Restart policy"); needs a
    * checkpoint location. Default null: a failure ends the query.
    */
   readonly restartPolicy: RestartPolicy | null;
   /**
-   * Named-source evolution (SPEC §6.4). `true`: every source must be named
+   * Named-source evolution (docs/operations.md, "Named sources and offset log v2"). `true`: every source must be named
    * (`UNNAMED_STREAMING_SOURCES_WITH_ENFORCEMENT` otherwise) and the checkpoint keeps offsets by
    * source name (offset log v2), so later runs may reorder, add and remove sources. A checkpoint
    * keeps the format it was created with: v1 and v2 cannot be switched. Default false.

@@ -1,7 +1,7 @@
 import { invalidArgument } from '../errors.js';
 
 /**
- * How a failed query is restarted from its checkpoint (SPEC §6.5): up to `maxRetries` times, the
+ * How a failed query is restarted from its checkpoint (docs/operations.md, "Restart policy"): up to `maxRetries` times, the
  * k-th restart waiting `min(maxBackoffMs, initialBackoffMs × multiplier^(k−1))` on the query's
  * clock first.
  *

@@ -2,7 +2,7 @@ import { invalidArgument } from '../errors.js';
 import { type Duration, parseDuration } from '../util/duration.js';
 
 /**
- * `transformWithState`'s user code (SPEC §5): a class with Spark's method names. The engine makes
+ * `transformWithState`'s user code (docs/stateful-processing.md): a class with Spark's method names. The engine makes
  * one instance per task (a shallow copy of the one given, or one from a factory), gives it a
  * {@link ProcessorHandle} in `init`, and calls it with the rows of one key at a time.
  *

@@ -2,7 +2,7 @@ import { ErrorCode, MillraceError } from '../errors.js';
 import type { CheckpointMetadata, SinkRecord, SourceRecord, StatefulRecord } from './metadata.js';
 
 /**
- * Query evolution (SPEC §6.4): whether a query may resume from a checkpoint written by an earlier
+ * Query evolution (docs/operations.md, "What may change between runs"): whether a query may resume from a checkpoint written by an earlier
  * version of it, decided from two plan descriptions alone — the checkpoint's `metadata` and the
  * one the new plan would write. Pure: nothing here reads or writes files, so the decision is made
  * before any offset or state is touched, and a refused run leaves the checkpoint as it was.

@@ -41,7 +41,7 @@ export interface EpochSpan {
   readonly last: number | null;
 }
 
-/** What a run started on this checkpoint would do (SPEC §6.2). */
+/** What a run started on this checkpoint would do (docs/operations.md, "Restart"). */
 export interface RestartPlan {
   /** The last committed epoch; the run goes on after it (null: none, it starts from the beginning). */
   readonly resumeAfter: number | null;

@@ -1,7 +1,7 @@
 import { join } from 'node:path';
 
 /**
- * Where things live in a checkpoint directory (SPEC §6.1):
+ * Where things live in a checkpoint directory (docs/operations.md, "What the checkpoint holds"):
  *
  * ```
  * <checkpoint>/

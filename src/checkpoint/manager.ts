@@ -38,7 +38,7 @@ export interface RecoveryPoint {
   /**
    * For each stateful operator, by its id in this run's plan: the id its state is kept under in
    * the checkpoint (`state/<id>/`). They differ when operators were added or removed upstream of
-   * it since the checkpoint was created (SPEC §6.4).
+   * it since the checkpoint was created (docs/operations.md).
    */
   readonly stateIds: Readonly<Record<number, number>>;
 }
@@ -75,7 +75,7 @@ export class CheckpointManager {
 
   /**
    * Locks the checkpoint (creating it if new) and works out where this run starts. On an existing
-   * checkpoint the query's changes since it was written are checked first (SPEC §6.4): a change it
+   * checkpoint the query's changes since it was written are checked first (docs/operations.md, "What may change between runs"): a change it
    * cannot follow fails with `CHECKPOINT_INCOMPATIBLE_CHANGE` before any offset or state is read,
    * and leaves the checkpoint as it was. Then what the restart reads is checked: damage fails with
    * `CHECKPOINT_CORRUPT` naming the file, and leaves the checkpoint as it was too — as does a

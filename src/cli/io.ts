@@ -10,7 +10,7 @@ export interface CliIO {
   onInterrupt(handler: () => void): () => void;
 }
 
-/** Exit codes (SPEC §10). */
+/** Exit codes (docs/api.md, "Command line"). */
 export const ExitCode = {
   OK: 0,
   QUERY_FAILED: 1,

@@ -45,7 +45,7 @@ class Times implements TimerValues, ExpiredTimer {
 }
 
 /**
- * `groupByKey(key).transformWithState(processor, options)` (SPEC §4–5): user state and timers per
+ * `groupByKey(key).transformWithState(processor, options)` (docs/stateful-processing.md): user state and timers per
  * key, in the task that owns the key.
  *
  * - Real-time mode: `handleInputRows` once per row. Processing-time timers fire on data arrival

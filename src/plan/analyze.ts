@@ -231,7 +231,7 @@ function checkSourceNames(plan: AnalyzedPlan): void {
 }
 
 /**
- * With `sourceEvolution` the checkpoint keeps offsets by source name (offset log v2, SPEC §6.4), so
+ * With `sourceEvolution` the checkpoint keeps offsets by source name (offset log v2, docs/operations.md), so
  * every source needs one. Checked at plan time against the job's options, and again by the driver
  * against the options a run overrides them with.
  */
@@ -309,7 +309,7 @@ export function checkKafkaTransactions(plan: AnalyzedPlan): void {
 type ModeSupport = Partial<Record<OutputMode, string>>;
 
 /**
- * Output modes a query shape supports (SPEC §3, "Output modes"), with the reason for each mode it
+ * Output modes a query shape supports (docs/semantics.md, "Output modes"), with the reason for each mode it
  * does not. Complete mode needs micro-batch execution: real-time execution has no batches to output
  * the whole result table at.
  */

@@ -23,6 +23,12 @@ export interface TaskSpec {
   readonly outputs: readonly SharedArrayBuffer[];
   /** A source task: the offset its partition resumes at (0 on a fresh start). */
   readonly startOffset?: number;
+  /**
+   * A generated source task of a real-time run that redoes an epoch: where that epoch ends. The
+   * task makes no row at or past it before the epoch's `BATCH` marker has come (it may come after
+   * the task started), so the redo holds exactly the rows it held before.
+   */
+  readonly redoEnd?: number;
 }
 
 /** How stateful tasks keep their state in the checkpoint. */
@@ -35,7 +41,8 @@ export interface StateCheckpointSpec {
   readonly minDeltasForSnapshot: number;
   /**
    * Plan operator id → the id its state is kept under in the checkpoint, where they differ (the
-   * plan changed upstream of a stateful operator since the checkpoint was created; SPEC §6.4).
+   * plan changed upstream of a stateful operator since the checkpoint was created; see
+   * docs/operations.md, "What may change between runs").
    */
   readonly stateIds?: Readonly<Record<number, number>>;
 }

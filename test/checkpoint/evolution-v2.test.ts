@@ -20,7 +20,7 @@ import {
 } from './evolution-harness.js';
 
 /**
- * Query evolution (SPEC §6.4) with named sources: `sourceEvolution: true` keeps offsets by source
+ * Query evolution (docs/operations.md) with named sources: `sourceEvolution: true` keeps offsets by source
  * name (offset log v2), so sources may be reordered, added and removed between runs.
  */
 

@@ -18,7 +18,7 @@ import {
 } from './evolution-harness.js';
 
 /**
- * Query evolution (SPEC §6.4) with offsets kept by source position (v1): which changes of the
+ * Query evolution (docs/operations.md) with offsets kept by source position (v1): which changes of the
  * query a checkpoint follows, and which it refuses. Named sources (v2) are in evolution-v2.test.ts.
  */
 

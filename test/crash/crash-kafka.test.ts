@@ -28,15 +28,18 @@ describe('a Kafka → query → Kafka job killed with SIGKILL at random moments 
     assert.deepEqual(result.unexpected, [], context);
   });
 
-  for (const trigger of ['realTime', 'microBatch'] as const) {
-    it(`a read_committed reader sees every output row exactly once (${trigger}, 6 kills)`, async () => {
+  for (const [trigger, kills] of [
+    ['realTime', 20],
+    ['microBatch', 6],
+  ] as const) {
+    it(`a read_committed reader sees every output row exactly once (${trigger}, ${kills} kills)`, async () => {
       const lines: string[] = [];
       const result = await kafkaCrashTest({
-        kills: 6,
+        kills,
         trigger,
         seed: CRASH_SEED + (trigger === 'realTime' ? 4 : 5),
-        rowsPerRun: 200,
-        maxRunMs: 3000,
+        rowsPerRun: 100,
+        maxRunMs: 2000,
         log: (l) => lines.push(l),
       });
       const context = lines.join('\n');

@@ -12,7 +12,7 @@ describe('a transformWithState job killed with SIGKILL at random moments and res
       seed: CRASH_SEED + 3,
       files: 12,
       rowsPerFile: 200,
-      maxRunMs: 3000,
+      maxRunMs: 2000,
     });
   });
 });

@@ -1,18 +1,18 @@
 import { describe, it } from 'node:test';
 import { CRASH_SEED, expectExactlyOnce } from './harness.js';
 
-// `npm run crash-test` runs the same test with hundreds of kills.
+// `npm run crash-test -- --query windows` runs the same test with hundreds of kills.
 
 describe('a job killed with SIGKILL at random moments and restarted each time', () => {
-  it('writes every window of a windowed count exactly once (real-time mode, 12 kills)', async () => {
+  it('writes every window of a windowed count exactly once (real-time mode, 20 kills)', async () => {
     await expectExactlyOnce({
-      kills: 12,
+      kills: 20,
       trigger: 'realTime',
       query: 'windows',
       seed: CRASH_SEED,
-      files: 24,
-      rowsPerFile: 400,
-      maxRunMs: 3000,
+      files: 40,
+      rowsPerFile: 200,
+      maxRunMs: 2000,
     });
   });
 });

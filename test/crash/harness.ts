@@ -5,6 +5,8 @@ import { existsSync, mkdirSync, mkdtempSync, readdirSync, renameSync, rmSync, wr
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { EpochLogs } from '../../src/checkpoint/epoch-logs.js';
+import { CheckpointLayout } from '../../src/checkpoint/layout.js';
 import { readFilesSinkOutput } from '../../src/index.js';
 import type { Event } from '../fixtures/jobs/crash.js';
 
@@ -18,8 +20,12 @@ export interface CrashTestOptions {
   /** How many runs are killed with SIGKILL before the last one runs to the end. */
   readonly kills: number;
   readonly trigger: 'realTime' | 'processingTime';
-  /** `windows`: a windowed count in append mode (stateful); `rows`: events passed through. */
-  readonly query: 'windows' | 'rows' | 'state';
+  /**
+   * `windows`: a windowed count in append mode (stateful); `rows`: events passed through; `state`:
+   * a running total per key in transformWithState; `generated`: a rate source's rows (no input
+   * files: what is expected is every row up to the offsets the last run committed).
+   */
+  readonly query: 'windows' | 'rows' | 'state' | 'generated';
   /** Seeds the kill moments (the same seed, the same schedule of kills and files). */
   readonly seed: number;
   /** Input files written over the killed runs, and rows in each. */
@@ -112,6 +118,22 @@ function expected(query: CrashTestOptions['query'], events: readonly Event[]): u
   return [...groups.values()];
 }
 
+/** A rate source's rows `{ value }` before `ends[p]` in each partition p (value = offset × 2 + p). */
+function generatedRows(ends: readonly number[]): unknown[] {
+  const rows: unknown[] = [];
+  for (const [p, end] of ends.entries()) for (let o = 0; o < end; o++) rows.push({ value: o * 2 + p });
+  return rows;
+}
+
+/** The offsets (source 0, per partition) of the checkpoint's last committed epoch. */
+async function committedOffsets(checkpoint: string): Promise<number[]> {
+  const logs = new EpochLogs(new CheckpointLayout(checkpoint));
+  const epoch = commits(checkpoint);
+  const entry = epoch < 0 ? undefined : await logs.readOffsets(epoch);
+  const offsets = entry?.sources[0]?.offsets ?? {};
+  return [offsets[0] ?? 0, offsets[1] ?? 0];
+}
+
 /**
  * Runs the crash job in a child process (`millrace run <job> --checkpoint dir`) and kills it with
  * SIGKILL at random moments, `kills` times, adding input files as it goes; then runs it once more
@@ -134,6 +156,7 @@ export async function crashTest(options: CrashTestOptions): Promise<CrashTestRes
     renameSync(temp, join(input, name));
   };
   const addFiles = (upTo: number) => {
+    if (options.query === 'generated') return;
     for (; written < Math.min(upTo, options.files); written++) {
       const rows = Array.from({ length: options.rowsPerFile }, (_, j) =>
         event(written * options.rowsPerFile + j),
@@ -183,7 +206,11 @@ export async function crashTest(options: CrashTestOptions): Promise<CrashTestRes
     if (last.error !== undefined) errors.push(`the last run ${last.error}`);
     log(`last run: exit ${last.exit}`);
 
-    const want = counts(expected(options.query, events));
+    const want = counts(
+      options.query === 'generated'
+        ? generatedRows(await committedOffsets(checkpoint))
+        : expected(options.query, events),
+    );
     if (options.keep)
       log(`manifests before read: ${readdirSync(join(output, '_manifest')).sort().join(' ')}`);
     const got = counts(await readFilesSinkOutput(output));
@@ -229,10 +256,12 @@ export async function runAndKill(
   });
   const afterCommit = o.rng() < 0.5;
   const delay = Math.floor(o.rng() * (afterCommit ? o.maxRunMs / 3 : o.maxRunMs));
+  let stalled = false;
   if (afterCommit) {
     const before = commits(o.checkpoint);
     const deadline = Date.now() + 30_000;
     while (!ended && commits(o.checkpoint) <= before && Date.now() < deadline) await pause(10);
+    stalled = !ended && commits(o.checkpoint) <= before;
   }
   await o.duringRun?.();
   const early = await Promise.race([exited.then(() => true), pause(delay).then(() => ended)]);
@@ -240,6 +269,8 @@ export async function runAndKill(
   if (early) {
     error = `ended by itself (exit ${child.exitCode}) before its kill: ${stderr.trim()}`;
   } else {
+    // A running query that commits nothing for 30 s is stuck (a sink that never makes progress).
+    if (stalled) error = `committed no epoch within 30 s: ${stderr.trim()}`;
     child.kill('SIGKILL');
     await exited;
   }

@@ -27,7 +27,7 @@ async function run(mode: string, check: (step: 1 | 2, rows: unknown[], epochs: u
   }
 }
 
-describe('SPEC §3 worked example, micro-batch mode', () => {
+describe('the worked example of docs/semantics.md, micro-batch mode', () => {
   it('update emits both windows after batch 1, then only [15:00,16:00) = 50', async () => {
     await run('update', (step, rows, epochs) => {
       if (step === 1) assert.deepEqual(rows, [row(14, 25), row(15, 30)]);

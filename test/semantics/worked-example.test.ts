@@ -13,7 +13,7 @@ const hour = (hh: number) => ({ start: at(hh, 0), end: at(hh + 1, 0) });
 const batch1 = [sale(15, 14, 40), sale(10, 14, 30), sale(30, 15, 10)];
 const batch2 = [sale(20, 15, 20)];
 
-describe('SPEC §3 worked example, real-time mode', () => {
+describe('the worked example of docs/semantics.md, real-time mode', () => {
   it('update mode emits one changed row per input row: 15, 25, 30, 50', async () => {
     const q = await startQuery(job, { params: { mode: 'update' } });
     try {

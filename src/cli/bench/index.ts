@@ -43,7 +43,7 @@ Scenarios:
               payment (Millrace only)
   stream-static-join
               latency of payments joined with the merchant-risk table, stateless and without a
-              shuffle (Millrace only; no target in BENCH.md)
+              shuffle (Millrace only; no target)
   checkpoint  E3: windowed-count with ≈ 1 M groups of state, with and without a checkpoint every
               second; C1: the time a restart on that checkpoint takes to emit again
   idle        I1: CPU used by a query that receives no data

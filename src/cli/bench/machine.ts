@@ -1,7 +1,7 @@
 import os from 'node:os';
 import { heapGrowthInForce, singleThreadedGc } from '../relaunch.js';
 
-/** The machine a benchmark ran on, printed with every result (BENCH.md). */
+/** The machine a benchmark ran on, printed with every result. */
 export interface MachineInfo {
   /** Cores this process may use (what `nproc` prints). */
   nproc: number;

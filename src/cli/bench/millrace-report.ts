@@ -117,7 +117,7 @@ export function renderFraudReport(r: FraudResult): string {
 /** The tables `millrace bench stream-static-join` prints. */
 export function renderStreamStaticJoinReport(r: StreamStaticJoinResult): string {
   return renderMillraceReport(r, {
-    noTargets: 'BENCH.md has no target id for a stream–static join; see the baseline line for the anchor',
+    noTargets: 'no target id is set for a stream–static join; see the baseline line for the anchor',
   });
 }
 

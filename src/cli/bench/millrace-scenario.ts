@@ -30,7 +30,7 @@ export interface MillraceScenario<Name extends string> {
   plotTitle(rate: number): string;
   /** Where --find-max starts, how long its probes may warm up, and its step (see SearchSettings). */
   search: Pick<SearchSettings, 'start' | 'maxWarmupMs' | 'step'>;
-  /** The targets of BENCH.md the figures are checked against (none: an empty list). */
+  /** The targets (docs/benchmarks.md) the figures are checked against (none: an empty list). */
   targets(rates: RateResult[], findMax: Partial<Record<SystemName, FindMaxResult>> | null): TargetCheck[];
 }
 

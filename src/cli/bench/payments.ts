@@ -1,7 +1,7 @@
 import { numbered } from '../../util/numbered.js';
 
 /**
- * The card-payment record of every benchmark scenario (BENCH.md: `{ txId, cardId, merchant, amount,
+ * The card-payment record of every benchmark scenario (docs/benchmarks.md: `{ txId, cardId, merchant, amount,
  * currency, country, ts }`, ≈ 64–90 bytes encoded), and the stateless work done on it. Millrace's
  * job and the `postMessage` baseline import the same functions, so both do exactly the same work.
  */

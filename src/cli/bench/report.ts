@@ -201,7 +201,7 @@ export function renderTargets(targets: readonly TargetCheck[], noTargets?: strin
   if (notes) {
     for (let i = 0; i < targets.length; i++) rows[i]!.push(targets[i]!.note ?? '');
   }
-  return `targets (BENCH.md)\n${renderTable(
+  return `targets (docs/benchmarks.md)\n${renderTable(
     ['id', 'what', 'measured', 'target', 'measured/target', 'result', ...(notes ? ['note'] : [])],
     rows,
     ['left', 'left', 'right', 'right', 'right', 'left', 'left'],

@@ -14,7 +14,7 @@ export const streamStaticJoinDescription = (partitions: number): string =>
   'blackhole foreach sink; stateless, no shuffle: each partition runs fused in one task, 2 workers';
 
 export const STREAM_STATIC_JOIN_BASELINE =
-  'none run here. BENCH.md sets no target for this scenario; its published anchor is Spark ' +
+  'none run here. no target is set for this scenario; its published anchor is Spark ' +
   "real-time mode's broadcast join, p99 9 ms at 10 k rows/s (Kafka → Kafka; Flink 95 ms), " +
   'a different setup quoted for orientation only';
 

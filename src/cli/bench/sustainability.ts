@@ -1,6 +1,6 @@
 import { formatLatency } from './format.js';
 
-/** BENCH.md: sustainable = backlog bounded and p99 under 10 ms for the whole run. */
+/** docs/benchmarks.md: sustainable = backlog bounded and p99 under 10 ms for the whole run. */
 export const SUSTAINABLE_P99_MS = 10;
 /** A backlog (or its growth over the window) above this many seconds' worth of rows is not bounded. */
 export const BACKLOG_LIMIT_SECONDS = 0.05;

@@ -48,10 +48,15 @@ export function hostSpecs(
     bells: run.bells,
     control: run.control,
     clock: clockSpec,
-    tasks: h.tasks.map((t) => ({
-      ...t,
-      startOffset: recovery?.startOffsets[sourceOfStage(t.stage)]?.[t.partition] ?? 0,
-    })),
+    tasks: h.tasks.map((t) => {
+      const source = sourceOfStage(t.stage);
+      const redoEnd = run.microBatch ? undefined : recovery?.redo?.ends[source]?.[t.partition];
+      return {
+        ...t,
+        startOffset: recovery?.startOffsets[source]?.[t.partition] ?? 0,
+        ...(redoEnd === undefined ? {} : { redoEnd }),
+      };
+    }),
     resultRing: h.resultRing,
     microBatch: run.microBatch,
     watermarks: recovery?.watermarks ?? plan.watermarks.map(() => Number.NEGATIVE_INFINITY),

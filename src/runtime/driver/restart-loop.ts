@@ -31,7 +31,7 @@ export interface RestartHost {
 }
 
 /**
- * Restarts a failed query (SPEC §6.5): waits out the backoff on the query's clock, then launches
+ * Restarts a failed query (docs/operations.md, "Restart policy"): waits out the backoff on the query's clock, then launches
  * the next attempt from the checkpoint, handing it the memory sources' logs, the memory sink's
  * committed output and the dead letters of the one before; an attempt that fails to launch
  * counts as a failed attempt. The handle stays the same; only its runtime is replaced.

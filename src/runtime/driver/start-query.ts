@@ -48,7 +48,7 @@ export interface StartOptions {
   initialData?: Record<string, unknown[] | Record<number, unknown[]>>;
   /**
    * Where the query keeps its checkpoint; overrides the job's `checkpointLocation`. An existing
-   * checkpoint is resumed (SPEC §6.2).
+   * checkpoint is resumed (docs/operations.md, "Restart").
    */
   checkpointLocation?: string;
   /**

@@ -34,6 +34,8 @@ export class TaskSource {
   private readonly description: string;
   /** Next offset of this source partition: the task's position. */
   offset: number;
+  /** A generated source makes no row at or past this offset (the end of an epoch it redoes) yet. */
+  private holdAt: number;
   /** Rows read or made. */
   rows = 0;
   /** Set once the query's clock has started (generated sources only). */
@@ -51,7 +53,9 @@ export class TaskSource {
     input: Extract<StageInput, { kind: 'source' }>,
     op: PlannedOperator,
     startOffset: number,
+    redoEnd = Number.POSITIVE_INFINITY,
   ) {
+    this.holdAt = redoEnd;
     this.index = input.source.index;
     this.description = input.source.spec.description;
     this.op = op;
@@ -128,8 +132,14 @@ export class TaskSource {
     this.task.badRecord(this.op, bad.text, error, false);
   }
 
+  /** The epoch this run redoes has come to its end: rows after it may be made. */
+  releaseHold(): void {
+    this.holdAt = Number.POSITIVE_INFINITY;
+  }
+
   /** Makes the generated rows due by `until` and before offset `end`, at most `budget`. */
-  generateDue(head: RowSink, budget: number, until: number, end: number): number {
+  generateDue(head: RowSink, budget: number, until: number, upTo: number): number {
+    const end = Math.min(upTo, this.holdAt);
     const schedule = this.schedule!;
     const generate = this.generate!;
     const task = this.task;
@@ -163,9 +173,10 @@ export class TaskSource {
     return n;
   }
 
-  /** When the next generated row is due (Infinity: the task generates none). */
+  /** When the next generated row is due (Infinity: the task generates none, or none yet). */
   nextDue(): number {
-    return this.schedule === null ? Number.POSITIVE_INFINITY : this.schedule.dueTime(this.offset);
+    if (this.schedule === null || this.offset >= this.holdAt) return Number.POSITIVE_INFINITY;
+    return this.schedule.dueTime(this.offset);
   }
 
   /** The highest offset the source has (or, generated, has had due by now): for the backlog. */

@@ -122,7 +122,14 @@ export class Task implements OperatorContext, SinkTask, SourceTask {
     const first = stage.inputs[0]!;
     this.source =
       first.kind === 'source'
-        ? new TaskSource(this, host, first, plan.operators[first.source.operatorId]!, spec.startOffset ?? 0)
+        ? new TaskSource(
+            this,
+            host,
+            first,
+            plan.operators[first.source.operatorId]!,
+            spec.startOffset ?? 0,
+            spec.redoEnd,
+          )
         : null;
   }
 
@@ -280,6 +287,7 @@ export class Task implements OperatorContext, SinkTask, SourceTask {
       const end = input.reader.markerValue2();
       source.generateDue(this.head, STEP_BUDGET, Number.POSITIVE_INFINITY, end);
       if (source.offset < end) return false;
+      source.releaseHold();
     } else if (
       source?.generating === true &&
       (kind === FrameKind.FLUSH || (kind === FrameKind.BARRIER && this.host.clock.manual))
