@@ -18,43 +18,12 @@ export async function readRows(path: string, format: FileFormat): Promise<unknow
   return decodeRows(bytes, format, path);
 }
 
+/** The rows of a file's bytes; a line or record that cannot be read throws, naming the file and line. */
 export async function decodeRows(bytes: Buffer, format: FileFormat, path: string): Promise<unknown[]> {
-  switch (format) {
-    case 'json': {
-      const rows: unknown[] = [];
-      const text = bytes.toString('utf8');
-      let line = 0;
-      for (const l of text.split('\n')) {
-        line++;
-        if (l.trim() === '') continue;
-        try {
-          rows.push(JSON.parse(l));
-        } catch (e) {
-          throw new Error(`${path}, line ${line}: not JSON (${(e as Error).message})`);
-        }
-      }
-      return rows;
-    }
-    case 'csv': {
-      const { parse: parseCsv } = await csv();
-      try {
-        // A header line names the columns; values are strings (as Spark without inferSchema).
-        return parseCsv(bytes, { columns: true, skip_empty_lines: true }) as unknown[];
-      } catch (e) {
-        throw new Error(`${path}: not CSV (${(e as Error).message})`);
-      }
-    }
-    case 'arrow': {
-      const { tableFromIPC } = await arrow();
-      let table: ReturnType<typeof tableFromIPC>;
-      try {
-        table = tableFromIPC(bytes);
-      } catch (e) {
-        throw new Error(`${path}: not an Arrow IPC file (${(e as Error).message})`);
-      }
-      return table.toArray().map((r) => r.toJSON());
-    }
-  }
+  const records = await decodeRecords(bytes, format, { objectsOnly: false });
+  const bad = records.find((r): r is BadFileRecord => r instanceof BadFileRecord);
+  if (bad !== undefined) throw new Error(`${path}${bad.line > 0 ? `, line ${bad.line}` : ''}: ${bad.reason}`);
+  return records;
 }
 
 /** A line or record of a file that cannot be read as a row (see {@link decodeRecords}). */
@@ -85,8 +54,13 @@ export function clipText(text: string): string {
  * not parse or has another number of columns than the header, an Arrow file that cannot be read
  * (one bad record for the whole file). Each takes an offset, as a row does, so a file always
  * yields the same offsets, and the query's `onBadRecord` policy decides what becomes of it.
+ * `objectsOnly: false` takes JSON values of any kind as rows (a files sink's output may hold them).
  */
-export async function decodeRecords(bytes: Buffer, format: FileFormat): Promise<unknown[]> {
+export async function decodeRecords(
+  bytes: Buffer,
+  format: FileFormat,
+  { objectsOnly = true }: { objectsOnly?: boolean } = {},
+): Promise<unknown[]> {
   switch (format) {
     case 'json': {
       const out: unknown[] = [];
@@ -102,7 +76,7 @@ export async function decodeRecords(bytes: Buffer, format: FileFormat): Promise<
           out.push(new BadFileRecord(line, clipText(l), `not JSON (${(e as Error).message})`));
           continue;
         }
-        if (value === null || typeof value !== 'object' || Array.isArray(value)) {
+        if (objectsOnly && (value === null || typeof value !== 'object' || Array.isArray(value))) {
           out.push(
             new BadFileRecord(line, clipText(l), `not a JSON object: ${clipText(JSON.stringify(value))}`),
           );

@@ -121,6 +121,7 @@ export class QueryRuntime implements MicroBatchHost {
   private readonly sideOutputs: SideOutputs;
   private failure: MillraceError | null = null;
   private shutDown = false;
+  private shutdownDone: Promise<void> | undefined;
 
   constructor(
     private readonly config: RuntimeConfig,
@@ -509,8 +510,14 @@ export class QueryRuntime implements MicroBatchHost {
   }
 
   /** Releases every resource: pump, timers, ports, worker threads. Idempotent. */
-  async shutdown(): Promise<void> {
-    if (this.shutDown) return;
+  shutdown(): Promise<void> {
+    // Every caller waits for the whole of it: a stop() that meets a shutdown a failure began
+    // resolves only once the checkpoint is released and the threads are gone.
+    this.shutdownDone ??= this.releaseAll();
+    return this.shutdownDone;
+  }
+
+  private async releaseAll(): Promise<void> {
     this.shutDown = true;
     this.hosts.closingDown();
     this.feeds.close();

@@ -53,7 +53,7 @@ describe('millrace bench stream-static-join', () => {
       const table = renderStreamStaticJoinReport(result);
       assert.match(table, /^ *2 000 +Millrace +\d/m);
       assert.doesNotMatch(table, /state rows held|groups held/);
-      assert.match(table, /no target id for a stream–static join/);
+      assert.match(table, /no target id is set for a stream–static join/);
     } finally {
       rmSync(out, { recursive: true, force: true });
     }
