@@ -35,3 +35,23 @@ describe('the node options worker threads take from their process', () => {
     assert.equal(code, 0);
   });
 });
+
+// Regression: Node 24's test runner starts a test file with every per-process option set to its
+// default (`--v8-pool-size=4`, `--secure-heap=0`, ...); passed on, they made every worker refuse
+// to start, and no query could run under `node --test` on Node 24.
+describe('options node keeps for the whole process', () => {
+  it('are not passed on to worker threads, whether listed or found refused by a Worker', async () => {
+    const given = [
+      '--v8-pool-size=4',
+      '--secure-heap=0',
+      '--use-largepages=off',
+      '--tls-cipher-list=HIGH:!aNULL',
+      '--enable-source-maps',
+    ];
+    const argv = workerExecArgv(given);
+    assert.deepEqual(argv, ['--enable-source-maps']);
+    const w = new Worker('0', { eval: true, execArgv: argv });
+    const [code] = await once(w, 'exit');
+    assert.equal(code, 0);
+  });
+});
