@@ -23,7 +23,6 @@ export { KeyedStream } from './api/keyed-stream.js';
 export type { OutputMode } from './api/output-mode.js';
 export type { BadRecordPolicy, LateRowPolicy, QueryOptions, QueryOptionsInput } from './api/query-options.js';
 export type { RestartPolicy, RestartPolicyInput } from './api/restart-policy.js';
-export type { SideOutputInput, SideOutputTarget } from './api/side-output-target.js';
 export {
   type ExpiredTimer,
   type ListState,
@@ -56,7 +55,9 @@ export {
   window,
 } from './api/window.js';
 export { type QueryDefinition, StreamWriter } from './api/writer.js';
+export type { SinkEpoch } from './connectors/contract.js';
 export * from './connectors/index.js';
+export type { SideOutputInput, SideOutputTarget } from './connectors/side-output/target.js';
 export { ErrorCode, MillraceError, type SerializedError } from './errors.js';
 export type { LatencyKind, LatencyQuantiles, LatencySummary } from './metrics/latency.js';
 export {
@@ -74,7 +75,6 @@ export type {
 } from './metrics/progress.js';
 export type { KeySpec } from './plan/nodes.js';
 export type { RestartEvent } from './runtime/driver/restarts.js';
-export type { SinkEpoch } from './runtime/driver/sink-store.js';
 export { type StartOptions, startQuery } from './runtime/driver/start-query.js';
 export {
   type MemorySinkHandle,

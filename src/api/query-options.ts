@@ -1,3 +1,8 @@
+import {
+  resolveSideOutputTarget,
+  type SideOutputInput,
+  type SideOutputTarget,
+} from '../connectors/side-output/target.js';
 import { invalidArgument } from '../errors.js';
 import {
   DEFAULT_RING_CAPACITY,
@@ -6,11 +11,6 @@ import {
 } from '../runtime/channel/ring-layout.js';
 import { type Duration, parseDuration } from '../util/duration.js';
 import { type RestartPolicy, type RestartPolicyInput, resolveRestartPolicy } from './restart-policy.js';
-import {
-  resolveSideOutputTarget,
-  type SideOutputInput,
-  type SideOutputTarget,
-} from './side-output-target.js';
 
 /** What happens to a row that user code throws on. */
 export type BadRecordPolicy = 'fail' | 'skip' | 'deadLetter';

@@ -1,3 +1,4 @@
+import { recordedSink } from '../connectors/registry.js';
 import { ErrorCode, MillraceError } from '../errors.js';
 import type { CheckpointMetadata, SinkRecord, SourceRecord, StatefulRecord } from './metadata.js';
 
@@ -279,26 +280,18 @@ function compareWatermarks(
 }
 
 function compareSink(before: SinkRecord, after: SinkRecord): string[] {
-  if (before.kind !== after.kind && (before.kind === 'files' || after.kind === 'files')) {
+  const was = recordedSink(before.kind);
+  const is = recordedSink(after.kind);
+  const how = was?.recoversFromOutput ?? is?.recoversFromOutput;
+  if (before.kind !== after.kind && how !== undefined) {
+    const which = was?.recoversFromOutput !== undefined ? before.kind : after.kind;
     return [
-      `the sink changed from ${before.kind} to ${after.kind} (a files sink's exactly-once recovery ` +
-        'goes by the manifests in its output directory, so it cannot be swapped for another sink, ' +
-        'nor another sink for it)',
+      `the sink changed from ${before.kind} to ${after.kind} (a ${which} sink's exactly-once recovery ` +
+        `${how}, so it cannot be swapped for another sink, nor another sink for it)`,
     ];
   }
-  if (
-    before.kind === 'files' &&
-    after.kind === 'files' &&
-    before.path !== undefined &&
-    after.path !== undefined &&
-    before.path !== after.path
-  ) {
-    return [
-      `the files sink's directory changed from ${before.path} to ${after.path} (a redone epoch is ` +
-        'recognised by its manifest in the output directory)',
-    ];
-  }
-  return [];
+  if (before.kind !== after.kind) return [];
+  return is?.compare?.(before, after) ?? [];
 }
 
 function incompatible(location: string, changes: readonly string[], remedy: string): MillraceError {

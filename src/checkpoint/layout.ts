@@ -15,6 +15,9 @@ import { join } from 'node:path';
  *   sinks/<sinkId>/...                        per-sink manifests
  * ```
  */
+/** A generated source's file under its `sources/<id>/`: when the first run's schedule began. */
+export const SCHEDULE_FILE = 'schedule';
+
 export class CheckpointLayout {
   constructor(readonly root: string) {}
 

@@ -1,6 +1,6 @@
 import { mkdir, readdir, unlink } from 'node:fs/promises';
 import { join } from 'node:path';
-import { checkManifests } from '../connectors/files/manifest-check.js';
+import { sinkConnector, sourceConnector } from '../connectors/registry.js';
 import { ErrorCode, MillraceError } from '../errors.js';
 import { type AnalyzedPlan, checkSourceEvolution, type PlannedSource } from '../plan/analyze.js';
 import type { PhysicalPlan } from '../plan/physical.js';
@@ -8,7 +8,7 @@ import { damageError, throwFirst } from './damage.js';
 import { EpochLogs, type OffsetEntry, type SourceOffsets } from './epoch-logs.js';
 import { evolveCheckpoint } from './evolution.js';
 import { readCheckedIfExists, writeFileAtomic } from './files.js';
-import { CheckpointLayout } from './layout.js';
+import { CheckpointLayout, SCHEDULE_FILE } from './layout.js';
 import type { LeaseTiming } from './lease.js';
 import { ensureCheckpointLocation } from './location.js';
 import { CheckpointLock } from './lock.js';
@@ -215,12 +215,14 @@ export class CheckpointManager {
     throwFirst((await checkSourceFiles(this.layout, this.metadata, read)).damage);
     throwFirst(checkStateChains(this.layout, this.metadata.stateful, committed + 1));
     const sink = plan.definition.sink;
-    if (resumed && sink.kind === 'files') {
-      throwFirst((await checkManifests(sink.path, committed, (e) => offsets.includes(e))).damage);
+    const output = sinkConnector(sink);
+    if (resumed && output.checkOutput !== undefined) {
+      const record = output.record?.(sink) ?? {};
+      throwFirst((await output.checkOutput(record, committed, (e) => offsets.includes(e))).damage);
     }
     const scheduleStarts = await Promise.all(
       plan.sources.map(async (s) => {
-        if (s.spec.kind === 'memory') return null;
+        if (sourceConnector(s.spec).generated === undefined) return null;
         const bytes = await readCheckedIfExists(this.scheduleStartPath(s.index));
         // A source added since (v2) has none yet: it starts its schedule with this run.
         return bytes === undefined
@@ -252,7 +254,7 @@ export class CheckpointManager {
   }
 
   private scheduleStartPath(sourceIndex: number): string {
-    return join(this.sourceDir(sourceIndex), 'schedule');
+    return join(this.sourceDir(sourceIndex), SCHEDULE_FILE);
   }
 
   /** Remembers a generated source's schedule origin so a restart replays the same rows. */

@@ -1,4 +1,6 @@
 import { mkdir } from 'node:fs/promises';
+import type { SinkRecordFields } from '../connectors/contract.js';
+import { sinkConnector } from '../connectors/registry.js';
 import { ErrorCode, MillraceError } from '../errors.js';
 import type { AnalyzedPlan } from '../plan/analyze.js';
 import { statefulOperators } from '../plan/analyze.js';
@@ -32,10 +34,9 @@ export interface StatefulRecord {
   readonly partitions?: number;
 }
 
-/** The sink as the checkpoint knows it; `path` for a files sink, whose manifests live there. */
-export interface SinkRecord {
+/** The sink as the checkpoint knows it: its kind, and what its connector records (a files sink's `path`). */
+export interface SinkRecord extends SinkRecordFields {
   readonly kind: string;
-  readonly path?: string;
 }
 
 /** What a checkpoint remembers of the query that wrote it (`metadata`). */
@@ -93,7 +94,7 @@ export function describePlan(plan: AnalyzedPlan, options: DescribeOptions): Chec
       };
     }),
     watermarks: plan.watermarks.map((w) => w.column),
-    sink: sink.kind === 'files' ? { kind: sink.kind, path: sink.path } : { kind: sink.kind },
+    sink: { kind: sink.kind, ...sinkConnector(sink).record?.(sink) },
     fingerprint: planFingerprint(plan, false),
   };
 }

@@ -1,9 +1,9 @@
 import { join } from 'node:path';
-import { logGap, readLogEntry } from '../connectors/files/source-log.js';
+import { recordedSource } from '../connectors/registry.js';
 import { type Damage, damageOf } from './damage.js';
 import type { OffsetEntry } from './epoch-logs.js';
-import { numberedEntries, readCheckedIfExists } from './files.js';
-import type { CheckpointLayout } from './layout.js';
+import { readCheckedIfExists } from './files.js';
+import { type CheckpointLayout, SCHEDULE_FILE } from './layout.js';
 import type { CheckpointMetadata, SourceRecord } from './metadata.js';
 
 /** An offsets file a restart reads: the last committed epoch's, or a planned one it redoes. */
@@ -14,7 +14,7 @@ export interface ResumedOffsets {
 
 /** What the checks read: a files source's log entries and a generated source's schedule. */
 export interface SourceFilesChecked {
-  readonly damage: Damage[];
+  readonly damage: readonly Damage[];
   /** Files read and checked. */
   readonly files: number;
 }
@@ -32,9 +32,8 @@ const label = (s: SourceRecord) => `source ${s.index}${s.name === null ? '' : ` 
  *
  * - a generated source needs its `schedule`: row k of a partition is the row due at the first
  *   run's start time + k / rate, and a new start time would give other rows at the same offsets;
- * - a files source needs its whole log (`files/0` … `files/<n>`, numbered without gaps, never
- *   removed), and its entries must hold at least the rows the offsets say were read: the log is
- *   written before any row of its files is sent, so a shortfall is a lost last entry.
+ * - a source that keeps files of its own there checks them (its connector's `checkFiles`: a files
+ *   source's log).
  *
  * A source the offsets do not list (one added since, in v2) starts afresh and needs nothing yet.
  */
@@ -52,11 +51,12 @@ export async function checkSourceFiles(
       const offsets = entry.sources.find((s) => s.key === key)?.offsets;
       return offsets === undefined ? [] : [{ epoch, offsets }];
     });
+    const connector = recordedSource(source.kind);
     const found =
-      source.kind === 'rate' || source.kind === 'generator'
-        ? await checkSchedule(join(dir, 'schedule'), source, listed)
-        : source.kind === 'files'
-          ? await checkFilesLog(join(dir, 'files'), source, listed)
+      connector?.generated !== undefined
+        ? await checkSchedule(join(dir, SCHEDULE_FILE), source, listed)
+        : connector?.checkFiles !== undefined
+          ? await connector.checkFiles(dir, label(source), listed)
           : { damage: [], files: 0 };
     damage.push(...found.damage);
     files += found.files;
@@ -93,32 +93,5 @@ async function checkSchedule(
   return {
     damage: [{ path, noun: 'checkpoint file', clause: 'is corrupt: it has no startTimeMs' }],
     files: 1,
-  };
-}
-
-async function checkFilesLog(dir: string, source: SourceRecord, listed: Listed): Promise<SourceFilesChecked> {
-  const seqs = await numberedEntries(dir);
-  let rows = 0;
-  for (const [i, seq] of seqs.entries()) {
-    const path = join(dir, String(i));
-    try {
-      if (seq !== i) throw logGap(dir, i, seq);
-      for (const f of await readLogEntry(path)) rows += f.rows;
-    } catch (e) {
-      return { damage: [damageOf(e, path)], files: i };
-    }
-  }
-  // A files source has one partition.
-  let furthest: Listed[number] | undefined;
-  for (const l of listed) if ((l.offsets[0] ?? 0) > (furthest?.offsets[0] ?? 0)) furthest = l;
-  const read = furthest?.offsets[0] ?? 0;
-  if (furthest === undefined || read <= rows) return { damage: [], files: seqs.length };
-  const clause =
-    `is missing: offsets/${furthest.epoch} says ${label(source)} read ${read} rows, and the ` +
-    `${seqs.length} entries of its log before this one list files of only ${rows} rows (the log is ` +
-    'written before any row of its files is sent)';
-  return {
-    damage: [{ path: join(dir, String(seqs.length)), noun: 'checkpoint file', clause }],
-    files: seqs.length,
   };
 }

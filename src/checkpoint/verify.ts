@@ -1,7 +1,7 @@
 import { existsSync } from 'node:fs';
 import { readdir } from 'node:fs/promises';
 import { join, sep } from 'node:path';
-import { checkManifests } from '../connectors/files/manifest-check.js';
+import { recordedSink } from '../connectors/registry.js';
 import type { Damage } from './damage.js';
 import { EpochLogs, type OffsetEntry } from './epoch-logs.js';
 import { readChecked } from './files.js';
@@ -16,7 +16,7 @@ import {
   restartPlan,
   statefulOperators,
 } from './inspect.js';
-import { CheckpointLayout } from './layout.js';
+import { CheckpointLayout, SCHEDULE_FILE } from './layout.js';
 import { type CheckpointMetadata, readMetadata } from './metadata.js';
 import { checkSourceFiles, type ResumedOffsets, sourceKey } from './source-files-check.js';
 import { checkStateChains } from './state-check.js';
@@ -87,19 +87,15 @@ export async function verifyCheckpoint(root: string): Promise<CheckpointVerifica
   await verifySources(layout, metadata, logs.resumed, problems, notes, checked);
 
   const sink = metadata?.sink;
-  if (sink?.kind === 'files' && sink.path !== undefined) {
+  const output = sink === undefined ? undefined : recordedSink(sink.kind);
+  if (sink !== undefined && output?.checkOutput !== undefined) {
     // Asked of the disk, not of the listing above: on a running query an epoch's offsets may have
     // been written since, just before its manifest.
     const hasOffsets = (epoch: number) => existsSync(layout.offsets(epoch));
-    const manifests = await checkManifests(sink.path, logs.restart.resumeAfter ?? -1, hasOffsets);
-    addAll(problems, manifests.damage);
-    checked.manifests = manifests.manifests;
-  } else if (sink?.kind === 'files') {
-    notes.add(
-      layout.metadata,
-      "does not record the files sink's output directory (an older version wrote it), so its manifests " +
-        'are not checked here; the next run records it, and checks them when it starts',
-    );
+    const found = await output.checkOutput(sink, logs.restart.resumeAfter ?? -1, hasOffsets);
+    addAll(problems, found.damage);
+    checked.manifests = found.checked;
+    if (found.note !== undefined) notes.add(layout.metadata, found.note);
   }
   if (await exists(layout.lock)) {
     // A lock that cannot be read names no live owner: the next run takes it over as stale.
@@ -301,7 +297,7 @@ async function verifySources(
     for (const s of metadata.sources) known.add(sourceKey(metadata, s));
   }
   for (const id of await readdir(join(layout.root, 'sources')).catch(() => [] as string[])) {
-    const path = join(layout.sourceDir(id), 'schedule');
+    const path = join(layout.sourceDir(id), SCHEDULE_FILE);
     if (known.has(id) || !(await exists(path))) continue;
     // Without metadata nothing says which sources are the query's: each one found counts.
     const read = async () => {

@@ -1,7 +1,7 @@
 import type { OutputMode } from '../api/output-mode.js';
 import { ErrorCode, MillraceError } from '../errors.js';
-import type { SinkCommitter } from '../runtime/driver/epoch-coordinator.js';
-import { FilesSinkCommitter } from './files/committer.js';
+import type { SinkCommitter } from './contract.js';
+import { sinkConnector } from './registry.js';
 import type { SinkSpec } from './spec.js';
 
 /**
@@ -13,14 +13,8 @@ export function createSinkCommitter(
   mode: OutputMode,
   commitOnHosts: (epoch: number) => Promise<void>,
 ): SinkCommitter | null {
-  if (sink.kind === 'files') {
-    return labelFailures(sink, new FilesSinkCommitter(sink, mode === 'complete' ? 'complete' : 'append'));
-  }
-  // An exactly-once Kafka sink's partitions commit their transactions once the epoch is logged.
-  if (sink.kind === 'kafka' && sink.exactlyOnce) {
-    return labelFailures(sink, { commit: (epoch) => commitOnHosts(epoch) });
-  }
-  return null;
+  const committer = sinkConnector(sink).committer?.(sink, mode, commitOnHosts) ?? null;
+  return committer === null ? null : labelFailures(sink, committer);
 }
 
 /**

@@ -254,53 +254,20 @@ export function checkSourceEvolution(
 /**
  * Asynchronous progress tracking writes the logs for only some epochs, so a restart may process
  * epochs again: not with triggers that end the query after what is available (Spark refuses them
- * too), nor with the files sink, whose manifests name epochs that a restart would redo differently.
+ * too). What the sink allows is its connector's to say (`connectors/checks.ts`).
  */
 export function checkAsyncProgressTracking(
   plan: AnalyzedPlan,
   options: Pick<QueryOptions, 'asyncProgressTracking'>,
 ): void {
   if (!options.asyncProgressTracking) return;
-  const { trigger, sink } = plan.definition;
+  const { trigger } = plan.definition;
   if (trigger.kind === 'availableNow' || trigger.kind === 'once') {
     throw new MillraceError(
       ErrorCode.UNSUPPORTED_OPERATION,
       `asyncProgressTracking cannot be used with Trigger.${trigger.kind}(): such a query must record ` +
         'exactly what it processed before it ends; use Trigger.processingTime() or Trigger.realTime(), ' +
         'or turn asyncProgressTracking off',
-    );
-  }
-  if (sink.kind === 'files') {
-    throw new MillraceError(
-      ErrorCode.UNSUPPORTED_OPERATION,
-      'asyncProgressTracking cannot be used with sinks.files: its manifests commit each epoch exactly ' +
-        'once, and a restart would redo epochs whose commit was not logged; turn asyncProgressTracking off',
-    );
-  }
-  if (sink.kind === 'kafka' && sink.exactlyOnce) {
-    throw new MillraceError(
-      ErrorCode.UNSUPPORTED_OPERATION,
-      'asyncProgressTracking cannot be used with an exactly-once sinks.kafka: its transactions recognise a ' +
-        'redone epoch by its number, and a restart would redo epochs whose commit was not logged, cut ' +
-        'differently; turn asyncProgressTracking off, or exactlyOnce',
-    );
-  }
-}
-
-/**
- * An exactly-once Kafka sink commits one transaction per epoch: in real-time mode the broker must
- * not time a transaction out before the epoch ends.
- */
-export function checkKafkaTransactions(plan: AnalyzedPlan): void {
-  const { trigger, sink } = plan.definition;
-  if (sink.kind !== 'kafka' || !sink.exactlyOnce || trigger.kind !== 'realTime') return;
-  if (trigger.checkpointIntervalMs >= sink.transactionTimeoutMs) {
-    throw new MillraceError(
-      ErrorCode.INVALID_ARGUMENT,
-      `sinks.kafka: exactlyOnce writes each epoch in one transaction, and the checkpoint interval ` +
-        `(${trigger.checkpointIntervalMs} ms) is not below transactionTimeoutMs (${sink.transactionTimeoutMs} ms): ` +
-        'the brokers would abort the transactions; shorten Trigger.realTime(interval) or raise transactionTimeoutMs ' +
-        "(at most the brokers' transaction.max.timeout.ms, 15 minutes by default)",
     );
   }
 }

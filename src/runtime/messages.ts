@@ -1,6 +1,6 @@
 import type { MessagePort } from 'node:worker_threads';
 import type { BadRecordPolicy, LateRowPolicy } from '../api/query-options.js';
-import type { TopicPartition } from '../connectors/kafka/layout.js';
+import type { ResolvedLayouts } from '../connectors/layouts.js';
 import type { SerializedError } from '../errors.js';
 import type { EncodedLatency } from '../metrics/latency.js';
 import type { StateOperatorCounters } from '../operators/contract.js';
@@ -55,8 +55,8 @@ export interface HostSpec {
   readonly bell: number;
   readonly jobUrl: string;
   readonly params: Readonly<Record<string, string>>;
-  /** Kafka sources' topic-partitions as the driver resolved them; the job is built with them. */
-  readonly kafkaLayouts: Readonly<Record<string, readonly TopicPartition[]>>;
+  /** Source layouts (partitions) as the driver resolved them at start; the job is built with them. */
+  readonly layouts: ResolvedLayouts;
   /** The plan fingerprint (with code) the driver built; the host must build the same. */
   readonly fingerprint: string;
   readonly physical: PhysicalSettings;
@@ -131,32 +131,9 @@ export type HostMessage =
 
 /**
  * What the driver tells a host. `commitSink`: epoch `epoch` is logged (its offsets are durable);
- * sinks that commit in the worker (an exactly-once Kafka sink's transactions) commit it now and
+ * sinks that commit in the worker (transactions held open per epoch) commit it now and
  * the host answers `sinkCommitted`.
  */
 export type DriverMessage = { readonly type: 'commitSink'; readonly epoch: number };
 
-/** A row that arrived behind the watermark, as the late-row output delivers it. */
-export interface LateRow {
-  readonly row: unknown;
-  /** The watermark in force when it arrived. */
-  readonly watermark: number;
-  readonly operator: { readonly id: number; readonly kind: string; readonly name?: string };
-  readonly stage: number;
-  readonly partition: number;
-  readonly sourceOffset?: { readonly source: number; readonly partition: number; readonly offset: number };
-  /** Processing time (ms) when it arrived. */
-  readonly timestamp: number;
-}
-
-/** Dead letter record as delivered to the driver (and to users). */
-export interface DeadLetter {
-  readonly error: { readonly name: string; readonly message: string; readonly code?: string };
-  readonly operator: { readonly id: number; readonly kind: string; readonly name?: string };
-  readonly stage: number;
-  readonly partition: number;
-  readonly sourceOffset?: { readonly source: number; readonly partition: number; readonly offset: number };
-  readonly row: unknown;
-  /** Processing time (ms) when it happened. */
-  readonly timestamp: number;
-}
+export type { DeadLetter, LateRow } from '../connectors/side-output/side-records.js';

@@ -1,8 +1,8 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { MessageChannel, Worker } from 'node:worker_threads';
 import * as hdr from 'hdr-histogram-js';
-import { GeneratorSchedule } from '../../connectors/generator/reader.js';
 import { sources } from '../../connectors/index.js';
+import { GeneratorSchedule } from '../../connectors/schedule.js';
 import { summarize } from '../../metrics/latency.js';
 import { workerExecArgv } from '../../util/worker-exec-argv.js';
 import { payment } from './payments.js';

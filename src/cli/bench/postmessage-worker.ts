@@ -10,8 +10,8 @@
  */
 import { parentPort, workerData } from 'node:worker_threads';
 import * as hdr from 'hdr-histogram-js';
-import { GeneratorSchedule } from '../../connectors/generator/reader.js';
 import { sources } from '../../connectors/index.js';
+import { GeneratorSchedule } from '../../connectors/schedule.js';
 import { enrich, type Payment, payment, screen } from './payments.js';
 import {
   type BaselineEvent,

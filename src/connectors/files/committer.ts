@@ -1,6 +1,6 @@
 import { mkdir, unlink } from 'node:fs/promises';
 import { join } from 'node:path';
-import type { SinkCommitter } from '../../runtime/driver/epoch-coordinator.js';
+import type { SinkCommitter } from '../contract.js';
 import type { SinkCommitMessage } from '../sink-runtime.js';
 import type { FilesSinkSpec } from '../spec.js';
 import { MANIFEST_DIR, type ManifestFile, readManifest, writeManifest } from './manifest.js';

@@ -2,14 +2,12 @@ import type { Dirent } from 'node:fs';
 import { readdir, readFile, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { ErrorCode, MillraceError } from '../../errors.js';
-import type { FrameWriter } from '../../runtime/channel/frame-codec.js';
-import { DATA_ARG_BAD_RECORD, FrameKind } from '../../runtime/channel/frame-kind.js';
-import { FeedCursor } from '../../runtime/driver/feed-cursor.js';
-import type { PreciseTime } from '../../runtime/time/precise-time.js';
+import type { BadSourceRecord, DriverFeed, FeedContext, FeedPort } from '../contract.js';
+import { FeedCursor } from '../feed-cursor.js';
 import type { FilesSourceSpec } from '../spec.js';
 import { BadFileRecord, clipText, decodeRecords, type FileFormat } from './formats.js';
 import { MANIFEST_DIR, manifestEpochs, readManifest } from './manifest.js';
-import { FilesSourceLog, type LoggedFile } from './source-log.js';
+import { FILES_LOG_DIR, FilesSourceLog, type LoggedFile } from './source-log.js';
 
 /**
  * Records of the files after the one being sent are read ahead while fewer than this many wait:
@@ -31,17 +29,6 @@ interface LoadedFile {
 }
 
 /**
- * What a files source task is sent for a line or record it cannot read as a row (flagged with
- * `DATA_ARG_BAD_RECORD`): the task applies the query's `onBadRecord` policy to it.
- */
-export interface BadRecordFrame {
-  readonly file: string;
-  readonly line: number;
-  readonly text: string;
-  readonly reason: string;
-}
-
-/**
  * The driver's end of a files source (one partition): it lists the directory, takes new files in
  * name order, records them in the checkpoint, and sends their records through the source task's
  * feed ring — at once in real-time mode, when a batch takes them in micro-batch mode. Offsets
@@ -52,7 +39,7 @@ export interface BadRecordFrame {
  * Records go to the ring only as fast as it takes them (see FeedCursor), so a source far ahead of
  * a slow query holds at most about {@link READ_AHEAD_RECORDS} records, or one file, in memory.
  */
-export class FilesSourceFeed {
+export class FilesSourceFeed implements DriverFeed {
   /** Called after new rows were found (micro-batch triggers react to new data). */
   onData: (() => void) | undefined;
   readonly cursors: readonly FeedCursor[];
@@ -71,13 +58,14 @@ export class FilesSourceFeed {
   private timer: NodeJS.Timeout | undefined;
   private closed = false;
   private failed: (e: unknown) => void = () => {};
+  private readonly now: () => number;
 
   constructor(
     readonly spec: FilesSourceSpec,
-    writer: FrameWriter,
-    private readonly precise: PreciseTime,
+    context: FeedContext,
   ) {
-    this.cursor = new FeedCursor(writer, {
+    this.now = context.now;
+    this.cursor = new FeedCursor(context.ports[0]!, {
       available: () => this.loadedEnd(),
       write: (w, offset) => this.write(w, offset),
       need: () => this.readAhead(),
@@ -86,15 +74,21 @@ export class FilesSourceFeed {
   }
 
   /**
-   * Takes the files the checkpoint says were taken (`logDir`; null without a checkpoint). A listed
-   * file not wholly before the resume offset that is gone fails with `SOURCE_DATA_LOST`: its rows
-   * cannot be read again. `failed` gets a later read error (a file changed since it was taken).
+   * Takes the files the checkpoint says were taken (the log in `dir/files`; null without a
+   * checkpoint), then looks for new ones. A listed file not wholly before the resume offset that is
+   * gone fails with `SOURCE_DATA_LOST`: its rows cannot be read again. `failed` gets a later read
+   * error (a file changed since it was taken).
    */
-  async open(logDir: string | null, failed: (e: unknown) => void = () => {}): Promise<void> {
+  async open(dir: string | null, failed: (e: unknown) => void = () => {}): Promise<void> {
+    await this.openLog(dir === null ? null : join(dir, FILES_LOG_DIR), failed);
+    await this.refresh();
+  }
+
+  private async openLog(logDir: string | null, failed: (e: unknown) => void): Promise<void> {
     this.failed = failed;
     if (logDir !== null) {
       this.log = new FilesSourceLog(logDir);
-      const now = this.precise.now();
+      const now = this.now();
       for (const f of await this.log.read()) this.take(f, now);
     }
     const resume = this.cursor.sent;
@@ -122,11 +116,14 @@ export class FilesSourceFeed {
     this.cursor.skipTo(offsets[0] ?? 0);
   }
 
-  /** Looks for new files now (after any look already under way); true when rows were found. */
-  refresh(): Promise<boolean> {
+  /**
+   * Looks for new files now (after any look already under way). In real-time mode their rows go
+   * to the ring as it takes them; the promise does not wait for that.
+   */
+  async refresh(): Promise<void> {
     const run = this.chain.then(() => this.discover());
     this.chain = run.catch(() => false);
-    return run;
+    await run;
   }
 
   /** Lists the directory every `pollIntervalMs` until {@link close}; `failed` gets a read error. */
@@ -153,7 +150,7 @@ export class FilesSourceFeed {
   /** Ends epoch `epoch` at `end`: its records up to `end` are sent, then the batch's marker. */
   endAt(_partition: number, epoch: number, end: number): void {
     const upTo = Math.min(end, this.total);
-    this.cursor.markAt(upTo, FrameKind.BATCH, epoch, end, 2);
+    this.cursor.endEpochAt(upTo, epoch, end);
     this.cursor.sendUpTo(upTo);
   }
 
@@ -190,7 +187,7 @@ export class FilesSourceFeed {
     return last === undefined ? this.cursor.sent : last.start + last.records.length;
   }
 
-  private write(w: FrameWriter, offset: number): boolean {
+  private write(w: FeedPort, offset: number): boolean {
     let first = this.loaded[0]!;
     while (offset >= first.start + first.records.length) {
       this.loaded.shift();
@@ -207,9 +204,9 @@ export class FilesSourceFeed {
     return fitted;
   }
 
-  private writeRow(w: FrameWriter, file: string, row: unknown, foundAt: number, offset: number): boolean {
+  private writeRow(w: FeedPort, file: string, row: unknown, foundAt: number, offset: number): boolean {
     try {
-      return w.writeData(row, 0, foundAt, 0, offset);
+      return w.row(row, offset, foundAt);
     } catch (e) {
       // A row too large for the ring is a bad record of its file, like one that does not parse.
       const reason = `cannot be sent: ${(e as Error).message}`;
@@ -223,9 +220,9 @@ export class FilesSourceFeed {
     }
   }
 
-  private writeBad(w: FrameWriter, file: string, r: BadFileRecord, foundAt: number, offset: number): boolean {
-    const frame: BadRecordFrame = { file, line: r.line, text: r.text, reason: r.reason };
-    return w.writeData(frame, DATA_ARG_BAD_RECORD, foundAt, 0, offset);
+  private writeBad(w: FeedPort, file: string, r: BadFileRecord, foundAt: number, offset: number): boolean {
+    const record: BadSourceRecord = { file, line: r.line, text: r.text, reason: r.reason };
+    return w.badRecord(record, offset, foundAt);
   }
 
   /** Reads the next file into memory if fewer than READ_AHEAD_RECORDS wait (in the background). */
@@ -328,7 +325,7 @@ export class FilesSourceFeed {
     if (batch.length === 0) return 0;
     await this.log?.append(batch.map((b) => b.file));
     if (this.closed) return 0;
-    const foundAt = this.precise.now();
+    const foundAt = this.now();
     let records = 0;
     for (const b of batch) {
       const index = this.files.length;

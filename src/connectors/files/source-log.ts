@@ -12,6 +12,9 @@ export interface LoggedFile {
   readonly format: FileFormat;
 }
 
+/** The files source's log, under its checkpoint directory (`sources/<id>/files/`). */
+export const FILES_LOG_DIR = 'files';
+
 /**
  * The files source's record in the checkpoint (`sources/<id>/files/<n>`): the files it took, in
  * the order it took them, one entry per discovery. Offsets count rows over this order, so a restart

@@ -1,5 +1,6 @@
 import { ErrorCode, MillraceError } from '../../errors.js';
-import type { KafkaSourceSpec, SourceSpec } from '../spec.js';
+import { resolvedLayout } from '../layouts.js';
+import type { KafkaSourceSpec } from '../spec.js';
 import { internalCluster, kafkaClient, READ_UNCOMMITTED } from './client.js';
 
 /** A Kafka partition a source partition reads: `[topic, partition]`. */
@@ -7,17 +8,6 @@ export type TopicPartition = readonly [string, number];
 
 /** Which topics a source reads. */
 export type KafkaSubscription = { readonly topics: readonly string[] } | { readonly pattern: RegExp };
-
-/**
- * The topic-partitions of each Kafka source, by {@link layoutKey}, while a job is being built.
- *
- * A plan needs every source's partition count, and a Kafka source learns it from the brokers. So
- * the driver builds the job once, asks the brokers ({@link resolveKafkaLayouts}), and builds it
- * again inside {@link withKafkaLayouts}; each worker builds it inside the same layouts, handed over
- * in its start message, so every thread plans the same partitions. Outside a build the map is
- * empty: nothing here outlives the synchronous build it serves.
- */
-const layouts = new Map<string, readonly TopicPartition[]>();
 
 export function layoutKey(brokers: readonly string[], subscription: KafkaSubscription): string {
   const topics =
@@ -27,47 +17,16 @@ export function layoutKey(brokers: readonly string[], subscription: KafkaSubscri
   return JSON.stringify([brokers, topics]);
 }
 
-/** The layout of the build under way, if the driver resolved it. */
-export function resolvedLayout(key: string): readonly TopicPartition[] | undefined {
-  return layouts.get(key);
-}
-
-/** Runs a (synchronous) build with these layouts in force. */
-export function withKafkaLayouts<R>(
-  resolved: Readonly<Record<string, readonly TopicPartition[]>>,
-  build: () => R,
-): R {
-  for (const [k, v] of Object.entries(resolved)) layouts.set(k, v);
-  try {
-    return build();
-  } finally {
-    layouts.clear();
-  }
-}
-
-/** The Kafka sources of a plan whose partitions are not resolved yet. */
-export function unresolvedKafkaSources(sources: readonly { spec: SourceSpec }[]): KafkaSourceSpec[] {
-  return sources
-    .map((s) => s.spec)
-    .filter((s): s is KafkaSourceSpec => s.kind === 'kafka' && s.topicPartitions === undefined);
+/** The topic-partitions the driver resolved for this subscription, in the build under way. */
+export function kafkaLayout(key: string): readonly TopicPartition[] | undefined {
+  return resolvedLayout(key) as readonly TopicPartition[] | undefined;
 }
 
 /**
- * Asks the brokers for the partitions of each source's topics: sorted by topic, then partition,
- * so the same topics always give the same source partitions.
+ * Asks the brokers for the partitions of the source's topics: sorted by topic, then partition, so
+ * the same topics always give the same source partitions.
  */
-export async function resolveKafkaLayouts(
-  specs: readonly KafkaSourceSpec[],
-): Promise<Record<string, readonly TopicPartition[]>> {
-  const out: Record<string, readonly TopicPartition[]> = {};
-  for (const spec of specs) {
-    if (out[spec.layoutKey] !== undefined) continue;
-    out[spec.layoutKey] = await resolveOne(spec);
-  }
-  return out;
-}
-
-async function resolveOne(spec: KafkaSourceSpec): Promise<TopicPartition[]> {
+export async function resolveKafkaLayout(spec: KafkaSourceSpec): Promise<TopicPartition[]> {
   const cluster = internalCluster(kafkaClient(spec.brokers, spec.client), READ_UNCOMMITTED);
   try {
     await cluster.connect();

@@ -1,7 +1,5 @@
 import { ErrorCode, MillraceError } from '../../errors.js';
-import type { FrameWriter } from '../../runtime/channel/frame-codec.js';
-import { FrameKind } from '../../runtime/channel/frame-kind.js';
-import type { PreciseTime } from '../../runtime/time/precise-time.js';
+import type { FeedPort } from '../contract.js';
 import type { KafkaSourceSpec } from '../spec.js';
 import { Batch, type FetchedPartition } from './client.js';
 import { headersOf } from './codec.js';
@@ -34,13 +32,12 @@ export class PartitionFeed {
 
   constructor(
     private readonly spec: KafkaSourceSpec,
-    /** The source partition: its ring and its source task. */
-    private readonly index: number,
     readonly topic: string,
     /** The Kafka partition. */
     readonly partition: number,
-    private readonly writer: FrameWriter,
-    private readonly precise: PreciseTime,
+    /** The source partition's feed ring. */
+    private readonly writer: FeedPort,
+    private readonly now: () => number,
   ) {}
 
   /** Fetching starts at `offset`, unless it is past it already. */
@@ -98,7 +95,7 @@ export class PartitionFeed {
     const limit = live ? Number.POSITIVE_INFINITY : (this.ends[0]?.end ?? from);
     let next = batch.isEmptyIncludingFiltered() ? from : Number(batch.lastOffset()) + 1;
     if (next > limit) next = limit;
-    const now = this.precise.now();
+    const now = this.now();
     for (const m of batch.messages) {
       const offset = Number(m.offset);
       if (offset >= limit) break;
@@ -113,7 +110,7 @@ export class PartitionFeed {
         headers: headersOf(m.headers),
       };
       try {
-        writer.writeData(raw, this.index, Number(m.timestamp), now, offset);
+        writer.row(raw, offset, Number(m.timestamp), now);
       } catch (cause) {
         writer.publish();
         this.position = offset;
@@ -168,7 +165,7 @@ export class PartitionFeed {
     const ends = this.ends;
     while (ends.length > 0 && ends[0]!.end <= offset) {
       const e = ends.shift()!;
-      this.writer.writeMarker2(FrameKind.BATCH, e.epoch, e.end);
+      this.writer.endEpoch(e.epoch, e.end);
     }
   }
 
@@ -178,7 +175,7 @@ export class PartitionFeed {
     let wrote = false;
     while (ends.length > 0 && (ends[0]!.end <= this.position || this.gone)) {
       const e = ends.shift()!;
-      this.writer.writeMarker2(FrameKind.BATCH, e.epoch, e.end);
+      this.writer.endEpoch(e.epoch, e.end);
       wrote = true;
     }
     if (wrote) this.writer.publish();

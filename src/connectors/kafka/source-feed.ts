@@ -1,7 +1,6 @@
 import type { Kafka } from 'kafkajs';
 import { ErrorCode, MillraceError } from '../../errors.js';
-import type { FrameWriter } from '../../runtime/channel/frame-codec.js';
-import type { PreciseTime } from '../../runtime/time/precise-time.js';
+import type { DriverFeed, FeedContext } from '../contract.js';
 import type { KafkaSourceSpec } from '../spec.js';
 import {
   type FetchedPartition,
@@ -36,7 +35,7 @@ const RETRY_FOR_MS = 30_000;
  * Each partition's offsets, and the rows and markers written to its ring, are kept by its
  * {@link PartitionFeed}; partitions whose topic was deleted are found by {@link LostPartitions}.
  */
-export class KafkaSourceFeed {
+export class KafkaSourceFeed implements DriverFeed {
   onData: (() => void) | undefined;
   private readonly partitions: readonly TopicPartition[];
   /** One per source partition, in order. */
@@ -54,15 +53,18 @@ export class KafkaSourceFeed {
   private readonly lostPartitions: LostPartitions;
   /** `caughtUp` calls waiting for positions to reach their targets. */
   private catchUps: { target: number[]; resolve: () => void }[] = [];
+  /** Micro-batch execution: fetch only what a batch takes. */
+  private readonly microBatch: boolean;
 
   constructor(
     readonly spec: KafkaSourceSpec,
-    writers: readonly FrameWriter[],
-    precise: PreciseTime,
-    private readonly microBatch: boolean,
+    context: FeedContext,
   ) {
+    this.microBatch = context.microBatch;
     this.partitions = spec.topicPartitions ?? [];
-    this.feeds = this.partitions.map(([t, kp], p) => new PartitionFeed(spec, p, t, kp, writers[p]!, precise));
+    this.feeds = this.partitions.map(
+      ([t, kp], p) => new PartitionFeed(spec, t, kp, context.ports[p]!, context.now),
+    );
     this.kafka = kafkaClient(spec.brokers, spec.client);
     this.groupOffsets =
       spec.groupId === undefined ? null : new GroupOffsets(spec.groupId, this.partitions, () => this.cluster);
@@ -77,7 +79,18 @@ export class KafkaSourceFeed {
   }
 
   /** Connects to the brokers and starts the fetch loops (idle until there is something to fetch). */
-  async open(failed: (e: unknown) => void): Promise<void> {
+  async open(_dir: string | null, failed: (e: unknown) => void): Promise<void> {
+    await this.connect(failed);
+    await this.listLatest();
+  }
+
+  /** Lists the latest offsets; with `caughtUp`, waits until the rows up to them have been sent. */
+  async refresh(caughtUp = false): Promise<void> {
+    await this.listLatest();
+    if (caughtUp) await this.caughtUp();
+  }
+
+  private async connect(failed: (e: unknown) => void): Promise<void> {
     // A read failure ends the feed: nothing more is fetched, nothing waits for it.
     this.failed = (e) => {
       if (this.closed) return;
@@ -149,7 +162,7 @@ export class KafkaSourceFeed {
   }
 
   /** Lists the partitions' latest offsets; true when any grew. */
-  async refresh(): Promise<boolean> {
+  private async listLatest(): Promise<boolean> {
     const cluster = this.cluster;
     if (cluster === null || this.closed) return false;
     // Asked again on each try: a partition found gone meanwhile is left out.
@@ -186,7 +199,7 @@ export class KafkaSourceFeed {
   startPolling(failed: (e: unknown) => void, pollIntervalMs = 100): void {
     if (!this.microBatch) return;
     const poll = () => {
-      this.refresh().then(
+      this.listLatest().then(
         () => {
           if (!this.closed) this.pollTimer = setTimeout(poll, pollIntervalMs).unref();
         },

@@ -10,7 +10,7 @@ import {
   type KafkaDecoder,
   type KafkaEncoding,
 } from './codec.js';
-import { layoutKey, resolvedLayout } from './layout.js';
+import { kafkaLayout, layoutKey } from './layout.js';
 
 /** A row of a Kafka source: the record, with its key and value decoded. */
 export interface KafkaRow<V = unknown, K = unknown> {
@@ -138,7 +138,7 @@ export function kafkaSource<V = unknown, K = string>(
   const valueOnly = options.valueOnly === true;
   const subscription = pattern !== undefined ? { pattern } : { topics: topics! };
   const key = layoutKey(brokers, subscription);
-  const topicPartitions = resolvedLayout(key);
+  const topicPartitions = kafkaLayout(key);
   const label = pattern !== undefined ? `/${pattern.source}/` : topics!.join(',');
   return Object.freeze({
     kind: 'kafka',

@@ -1,9 +1,7 @@
 import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { readCheckedIfExists, writeFileAtomic } from '../../checkpoint/files.js';
-import type { CheckpointManager, RecoveryPoint } from '../../checkpoint/manager.js';
 import { ErrorCode, MillraceError } from '../../errors.js';
-import type { AnalyzedPlan } from '../../plan/analyze.js';
 import type { KafkaSourceSpec } from '../spec.js';
 import { internalCluster, kafkaClient, READ_COMMITTED, READ_UNCOMMITTED } from './client.js';
 
@@ -11,53 +9,24 @@ import { internalCluster, kafkaClient, READ_COMMITTED, READ_UNCOMMITTED } from '
 const START_FILE = 'kafka-start';
 
 /**
- * Where each Kafka source starts. A checkpoint with a committed epoch says (its offsets); before
- * that, the source's `startingOffsets` are resolved against the brokers once and recorded in the
- * checkpoint (`sources/<id>/kafka-start`), so a first run that dies before its first commit
- * starts again from the same offsets, not from a later `latest`. Returns the recovery point with
- * those offsets (a fresh one for a query without a checkpoint).
+ * Where a Kafka source starts on its first run. A checkpoint with a committed epoch says (its
+ * offsets), and this is not asked; before that, the source's `startingOffsets` are resolved against
+ * the brokers once and recorded in the checkpoint (`sources/<id>/kafka-start`), so a first run that
+ * dies before its first commit starts again from the same offsets, not from a later `latest`.
  */
-export async function withKafkaStarts(
-  plan: AnalyzedPlan,
-  checkpoint: CheckpointManager | null,
-  recovery: RecoveryPoint | null,
-  queryId: string,
-): Promise<RecoveryPoint | null> {
-  const kafka = plan.sources.filter((s) => s.spec.kind === 'kafka');
-  if (kafka.length === 0 || (recovery !== null && recovery.committedEpoch >= 0)) return recovery;
-  const startOffsets = plan.sources.map((s, i) => [
-    ...(recovery?.startOffsets[i] ?? new Array<number>(s.spec.partitions).fill(0)),
-  ]);
-  for (const s of kafka) {
-    const spec = s.spec as KafkaSourceSpec;
-    const dir = checkpoint === null ? null : checkpoint.sourceDir(s.index);
-    const recorded = dir === null ? undefined : await readStart(join(dir, START_FILE), spec);
-    let offsets = recorded;
-    if (offsets === undefined) {
-      offsets = await resolveStart(spec);
-      if (dir !== null) {
-        await mkdir(dir, { recursive: true });
-        const entries = spec.topicPartitions!.map(([t, p], i) => [t, p, offsets![i]]);
-        await writeFileAtomic(
-          join(dir, START_FILE),
-          Buffer.from(`${JSON.stringify({ v: 1, partitions: entries })}\n`),
-        );
-      }
-    }
-    startOffsets[s.index] = offsets;
+export async function kafkaStartOffsets(spec: KafkaSourceSpec, dir: string | null): Promise<number[]> {
+  const recorded = dir === null ? undefined : await readStart(join(dir, START_FILE), spec);
+  if (recorded !== undefined) return recorded;
+  const offsets = await resolveStart(spec);
+  if (dir !== null) {
+    await mkdir(dir, { recursive: true });
+    const entries = spec.topicPartitions!.map(([t, p], i) => [t, p, offsets[i]]);
+    await writeFileAtomic(
+      join(dir, START_FILE),
+      Buffer.from(`${JSON.stringify({ v: 1, partitions: entries })}\n`),
+    );
   }
-  if (recovery !== null) return { ...recovery, startOffsets };
-  return {
-    queryId,
-    committedEpoch: -1,
-    nextEpoch: 0,
-    startOffsets,
-    watermarks: plan.watermarks.map(() => Number.NEGATIVE_INFINITY),
-    nextBatchWatermarkMs: 0,
-    redo: null,
-    scheduleStarts: plan.sources.map(() => null),
-    stateIds: {},
-  };
+  return offsets;
 }
 
 async function readStart(path: string, spec: KafkaSourceSpec): Promise<number[] | undefined> {

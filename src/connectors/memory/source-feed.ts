@@ -1,8 +1,6 @@
 import { ErrorCode, invalidArgument, MillraceError } from '../../errors.js';
-import type { FrameWriter } from '../../runtime/channel/frame-codec.js';
-import { FrameKind } from '../../runtime/channel/frame-kind.js';
-import { FeedCursor } from '../../runtime/driver/feed-cursor.js';
-import type { PreciseTime } from '../../runtime/time/precise-time.js';
+import type { DriverFeed, FeedContext, FeedPort, ProgramInput } from '../contract.js';
+import { FeedCursor } from '../feed-cursor.js';
 import type { MemorySourceSpec } from '../spec.js';
 
 /**
@@ -11,28 +9,41 @@ import type { MemorySourceSpec } from '../spec.js';
  * micro-batch mode). Rows that wait stay in the log only: a query far behind its source holds no
  * second copy of them.
  */
-export class MemorySourceFeed {
+export class MemorySourceFeed implements DriverFeed, ProgramInput {
   private readonly logs: unknown[][];
   private readonly addedAt: number[][];
   readonly cursors: readonly FeedCursor[];
   /** Called after rows are added (micro-batch triggers react to new data). */
   onData: (() => void) | undefined;
 
+  private readonly writers: readonly FeedPort[];
+  private readonly now: () => number;
+  /** The program feeds this source (`q.source(name)`). */
+  readonly input: ProgramInput = this;
+
   constructor(
     readonly spec: MemorySourceSpec,
-    private readonly writers: readonly FrameWriter[],
-    private readonly precise: PreciseTime,
+    context: FeedContext,
   ) {
-    this.logs = writers.map(() => []);
-    this.addedAt = writers.map(() => []);
-    this.cursors = writers.map(
+    this.writers = context.ports;
+    this.now = context.now;
+    this.logs = this.writers.map(() => []);
+    this.addedAt = this.writers.map(() => []);
+    this.cursors = this.writers.map(
       (w, p) =>
         new FeedCursor(w, {
           available: () => this.logs[p]!.length,
-          write: (writer, offset) =>
-            writer.writeData(this.logs[p]![offset], p, this.addedAt[p]![offset]!, 0, offset),
+          write: (port, offset) => port.row(this.logs[p]![offset], offset, this.addedAt[p]![offset]!),
         }),
     );
+  }
+
+  get name(): string {
+    return this.spec.name;
+  }
+
+  get partitions(): number {
+    return this.spec.partitions;
   }
 
   /**
@@ -46,7 +57,7 @@ export class MemorySourceFeed {
     const log = this.logs[partition]!;
     const cursor = this.cursors[partition]!;
     const writer = this.writers[partition]!;
-    const now = this.precise.now();
+    const now = this.now();
     try {
       for (const row of rows) {
         const offset = log.length;
@@ -64,9 +75,9 @@ export class MemorySourceFeed {
     return log.length;
   }
 
-  private check(writer: FrameWriter, row: unknown, offset: number, partition: number): void {
+  private check(writer: FeedPort, row: unknown, offset: number, partition: number): void {
     try {
-      writer.checkRow(row);
+      writer.check(row);
     } catch (cause) {
       throw this.notAdded(cause, offset, partition);
     }
@@ -108,7 +119,7 @@ export class MemorySourceFeed {
     const cursor = this.cursors[partition]!;
     // A log that was not handed over from an earlier run holds fewer rows than that run read.
     const upTo = Math.min(end, Math.max(cursor.sent, this.logs[partition]!.length));
-    cursor.markAt(upTo, FrameKind.BATCH, epoch, end, 2);
+    cursor.endEpochAt(upTo, epoch, end);
     cursor.sendUpTo(upTo);
   }
 
@@ -118,7 +129,7 @@ export class MemorySourceFeed {
    */
   preload(rows: Iterable<unknown>, partition = 0): void {
     this.checkArgs(rows, partition);
-    const now = this.precise.now();
+    const now = this.now();
     for (const row of rows) {
       this.logs[partition]!.push(row);
       this.addedAt[partition]!.push(now);

@@ -1,7 +1,7 @@
 import type { Message, Producer } from 'kafkajs';
-import type { SideOutputTarget } from '../../api/side-output-target.js';
 import { ErrorCode, MillraceError } from '../../errors.js';
 import { kafkaClient } from '../kafka/client.js';
+import type { SideOutputTarget } from './target.js';
 import type { SideOutputWriter } from './writer.js';
 
 type KafkaTarget = Extract<SideOutputTarget, { kind: 'kafka' }>;

@@ -1,6 +1,6 @@
 import type { Message } from 'kafkajs';
 import { describeLocation } from '../../errors.js';
-import type { DeadLetter, LateRow } from '../../runtime/messages.js';
+import type { DeadLetter, LateRow } from './side-records.js';
 
 /**
  * How dead letters and late rows are written to their side outputs.

@@ -1,4 +1,5 @@
 import type { CheckpointManager } from '../../checkpoint/manager.js';
+import type { SinkCommitter } from '../../connectors/contract.js';
 import type { SinkCommitMessage } from '../../connectors/sink-runtime.js';
 import type { StateReport } from './micro-batch.js';
 
@@ -30,16 +31,6 @@ export interface CoordinatorConfig {
   readonly retention: number;
   /** A sink that commits each epoch through the driver (the files sink's manifest), or null. */
   readonly sinkCommitter: SinkCommitter | null;
-}
-
-/**
- * The driver's half of a sink that commits epochs (Spark's BatchWrite): `commit` runs once per
- * epoch, in order, with what every sink partition reported, before the epoch's commit file is
- * written. It must be idempotent: after a crash between the two, the epoch is redone and committed
- * again.
- */
-export interface SinkCommitter {
-  commit(epoch: number, messages: SinkCommitMessage[]): Promise<void>;
 }
 
 export interface CoordinatorHooks {

@@ -1,7 +1,5 @@
-import { join } from 'node:path';
-import { FilesSourceFeed } from '../../connectors/files/source-feed.js';
-import { KafkaSourceFeed } from '../../connectors/kafka/source-feed.js';
-import { MemorySourceFeed } from '../../connectors/memory/source-feed.js';
+import type { DriverFeed, FeedMarker, ProgramInput } from '../../connectors/contract.js';
+import { sourceConnector } from '../../connectors/registry.js';
 import type { SourceSpec } from '../../connectors/spec.js';
 import type { PhysicalPlan } from '../../plan/physical.js';
 import type { DoorbellTable } from '../channel/doorbell.js';
@@ -9,66 +7,33 @@ import { FrameWriter } from '../channel/frame-codec.js';
 import { FrameKind } from '../channel/frame-kind.js';
 import { RingProducer } from '../channel/spsc-ring.js';
 import type { PreciseTime } from '../time/precise-time.js';
-import type { FeedCursor } from './feed-cursor.js';
+import { RingFeedPort } from './feed-port.js';
 import type { Wiring } from './wiring.js';
-
-export { MemorySourceFeed };
-
-/**
- * A source whose rows the driver reads and sends through the feed rings (memory, files, Kafka).
- * Every one sends rows only as fast as its rings take them: memory stays bounded however far the
- * source is ahead of the query.
- */
-export interface DriverFeed {
-  /** Real-time mode: sends every row not sent yet, and rows found later as they are found. */
-  feedAll(): void;
-  /** A resumed run: rows before these offsets are not sent again. */
-  resumeAt(offsets: readonly number[]): void;
-  /** Rows available so far, per partition. */
-  latestOffsets(): number[];
-  /** Called when new rows are available (micro-batch triggers react to it). */
-  onData: (() => void) | undefined;
-  /**
-   * Ends epoch `epoch` at `end` on a partition: the rows before `end` are sent, then the `BATCH`
-   * marker.
-   */
-  endAt(partition: number, epoch: number, end: number): void;
-  /**
-   * The sources whose rows the driver holds (memory, files) send them through one cursor per
-   * partition, which also places the markers broadcast to them; a Kafka source has none (it
-   * fetches only what its rings have room for).
-   */
-  readonly cursors?: readonly FeedCursor[];
-  /** Source-specific counters for progress (`sources[].metrics`). */
-  metrics?(): Record<string, number>;
-}
 
 /** The feed rings of one source, one writer per partition. */
 export interface SourceFeeds {
   readonly index: number;
   readonly spec: SourceSpec;
   readonly writers: readonly FrameWriter[];
-  /** The driver side of a memory or files source; undefined for generated sources. */
+  /** The driver side of a source the driver reads (its connector's `feed`); undefined for rows made in the tasks. */
   readonly driver: DriverFeed | undefined;
-  /** The driver side of a memory source (its log). */
-  readonly memory: MemorySourceFeed | undefined;
-  readonly files: FilesSourceFeed | undefined;
-  readonly kafka: KafkaSourceFeed | undefined;
 }
 
 /**
  * The driver's end of every source task's feed ring. Markers (epoch barriers, flush probes,
- * end-of-stream) are broadcast to all of them; memory sources also send their rows this way.
+ * end-of-stream) are broadcast to all of them; sources the driver reads send their rows this way,
+ * through their connector's driver side, which writes to a port per partition ({@link RingFeedPort}).
  * Writers queue what does not fit and are flushed by the driver's pump when space frees up.
  */
 export class Feeds {
   readonly writers: FrameWriter[] = [];
   readonly sources: SourceFeeds[] = [];
-  private readonly memory = new Map<string, MemorySourceFeed>();
-  private readonly files: FilesSourceFeed[] = [];
-  private readonly kafka: KafkaSourceFeed[] = [];
+  /** Sources the program feeds (`q.source(name)`), by name. */
+  private readonly inputs = new Map<string, ProgramInput>();
+  /** Sources outside the process, which the driver asks for new data. */
+  private readonly external: DriverFeed[] = [];
 
-  /** @param microBatch Kafka sources fetch only what a batch takes. */
+  /** @param microBatch Sources fetching from outside fetch only what a batch takes. */
   constructor(
     physical: PhysicalPlan,
     wiring: Wiring,
@@ -76,6 +41,7 @@ export class Feeds {
     precise: PreciseTime,
     microBatch: boolean,
   ) {
+    const now = () => precise.now();
     for (const stage of physical.stages) {
       const input = stage.inputs[0];
       if (input?.kind !== 'source') continue;
@@ -87,28 +53,16 @@ export class Feeds {
         this.writers.push(w);
       }
       const spec = input.source.spec;
-      const memory = spec.kind === 'memory' ? new MemorySourceFeed(spec, writers, precise) : undefined;
-      if (memory) this.memory.set(memory.spec.name, memory);
-      const files = spec.kind === 'files' ? new FilesSourceFeed(spec, writers[0]!, precise) : undefined;
-      if (files) this.files.push(files);
-      const kafka =
-        spec.kind === 'kafka' ? new KafkaSourceFeed(spec, writers, precise, microBatch) : undefined;
-      if (kafka) this.kafka.push(kafka);
-      const driver = memory ?? files ?? kafka;
-      this.sources[input.source.index] = {
-        index: input.source.index,
-        spec,
-        writers,
-        driver,
-        memory,
-        files,
-        kafka,
-      };
+      const ports = writers.map((w, p) => new RingFeedPort(w, p));
+      const driver = sourceConnector(spec).feed?.(spec, { ports, now, microBatch });
+      if (driver?.input !== undefined) this.inputs.set(driver.input.name, driver.input);
+      if (driver?.open !== undefined) this.external.push(driver);
+      this.sources[input.source.index] = { index: input.source.index, spec, writers, driver };
     }
   }
 
   /**
-   * Sends a marker to every source task. Where the driver holds the rows (memory, files) it goes
+   * Sends a marker to every source task. Where the driver holds the rows (its feed has cursors) it goes
    * after the rows sent so far — an epoch ends with what was read, the rest is the next epoch's;
    * end-of-stream leaves the rows not sent yet to the next run — except a flush probe, which
    * follows every row available now (processAllAvailable waits for them).
@@ -122,9 +76,10 @@ export class Feeds {
         continue;
       }
       const latest = kind === FrameKind.FLUSH ? s.driver!.latestOffsets() : [];
+      const marker: FeedMarker = { kind, value };
       for (const [p, c] of cursors.entries()) {
-        if (kind === FrameKind.END_OF_STREAM) c.end(kind);
-        else c.markAt(kind === FrameKind.FLUSH ? latest[p]! : c.sent, kind, value);
+        if (kind === FrameKind.END_OF_STREAM) c.end(marker);
+        else c.markAt(kind === FrameKind.FLUSH ? latest[p]! : c.sent, marker);
       }
     }
   }
@@ -147,74 +102,59 @@ export class Feeds {
     return this.writers.some((w) => w.blocked);
   }
 
-  /** A resumed run: memory sources send their rows from the committed offsets on. */
+  /** A resumed run: sources the driver reads send their rows from the committed offsets on. */
   resumeAt(startOffsets: readonly (readonly number[])[]): void {
     for (const s of this.sources) s?.driver?.resumeAt(startOffsets[s.index] ?? []);
   }
 
   /**
-   * Files sources read the files their checkpoint lists (in `sourceDir(sourceIndex)`, null without
-   * a checkpoint) from the resume offsets on, then look for new files once. Kafka sources connect
-   * and list their latest offsets; `failed` gets a later read error of theirs.
+   * Sources outside the process connect, read what they recorded in the checkpoint
+   * (`sourceDir(sourceIndex)`, null without one) and look for data once; `failed` gets a later
+   * read error of theirs.
    */
   async openExternal(
     sourceDir: (sourceIndex: number) => string | null,
     failed: (e: unknown) => void,
   ): Promise<void> {
     for (const s of this.sources) {
-      if (s?.files !== undefined) {
-        const dir = sourceDir(s.index);
-        await s.files.open(dir === null ? null : join(dir, 'files'), failed);
-        await s.files.refresh();
-      }
-      if (s?.kafka !== undefined) {
-        await s.kafka.open(failed);
-        await s.kafka.refresh();
-      }
+      if (s?.driver?.open !== undefined) await s.driver.open(sourceDir(s.index), failed);
     }
   }
 
-  /** Sources the driver must ask for what is available (files, Kafka). */
+  /** Sources the driver must ask for what is available. */
   get hasExternal(): boolean {
-    return this.files.length > 0 || this.kafka.length > 0;
+    return this.external.length > 0;
   }
 
   /**
-   * Files sources look for new files now (in real-time mode their rows are sent at once); Kafka
-   * sources list their latest offsets and, with `caughtUp`, wait until their rows up to them
-   * have been sent.
+   * Sources outside the process look for new data now; with `caughtUp`, each waits until its rows
+   * up to what it found have been sent.
    */
   async refresh(caughtUp = false): Promise<void> {
-    for (const f of this.files) await f.refresh();
-    for (const k of this.kafka) {
-      await k.refresh();
-      if (caughtUp) await k.caughtUp();
-    }
+    for (const f of this.external) await f.refresh?.(caughtUp);
   }
 
-  /** Files sources list their directories, Kafka sources (micro-batch) their offsets, until {@link close}. */
+  /** Sources outside the process look for new data in the background, until {@link close}. */
   startPolling(failed: (e: unknown) => void): void {
-    for (const f of this.files) f.startPolling(failed);
-    for (const k of this.kafka) k.startPolling(failed);
+    for (const f of this.external) f.startPolling?.(failed);
   }
 
-  /** Sources stop reading (files stop polling, Kafka sources fetching). */
+  /** Sources stop reading. */
   close(): void {
-    for (const f of this.files) f.close();
-    for (const k of this.kafka) k.close();
+    for (const s of this.sources) s?.driver?.close?.();
   }
 
-  /** The run ended: Kafka sources send their last group commit and close their connections. */
+  /** The run ended: sources release their connections. */
   async dispose(): Promise<void> {
     this.close();
-    await Promise.all(this.kafka.map((k) => k.dispose()));
+    await Promise.all(this.sources.map((s) => s?.driver?.dispose?.()));
   }
 
-  /** An epoch committed at these offsets (per source, per partition): Kafka sources with a `groupId` commit them there. */
+  /** An epoch committed at these offsets (per source, per partition). */
   committed(offsets: readonly (readonly number[])[]): void {
-    for (const k of this.kafka) {
-      const s = this.sources.find((x) => x?.kafka === k);
-      if (s !== undefined && offsets[s.index] !== undefined) k.committed(offsets[s.index]!);
+    for (const s of this.sources) {
+      const at = s === undefined ? undefined : offsets[s.index];
+      if (at !== undefined) s!.driver?.committed?.(at);
     }
   }
 
@@ -234,16 +174,18 @@ export class Feeds {
     }
   }
 
-  /** Real-time mode: sends what memory and files sources hold (their rows at start). */
+  /** Real-time mode: sources the driver reads send what they hold, and then rows as they come. */
   feedAll(): void {
     for (const s of this.sources) s?.driver?.feedAll();
   }
 
-  memorySource(name: string): MemorySourceFeed | undefined {
-    return this.memory.get(name);
+  /** The source named `name` that the program feeds. */
+  input(name: string): ProgramInput | undefined {
+    return this.inputs.get(name);
   }
 
-  memorySources(): IterableIterator<MemorySourceFeed> {
-    return this.memory.values();
+  /** Every source the program feeds. */
+  inputSources(): IterableIterator<ProgramInput> {
+    return this.inputs.values();
   }
 }

@@ -39,7 +39,7 @@ export function hostSpecs(
     bell: h.bell,
     jobUrl: config.jobUrl,
     params: config.params,
-    kafkaLayouts: config.kafkaLayouts,
+    layouts: config.layouts,
     fingerprint: config.fingerprint,
     physical: {
       defaultShufflePartitions: config.defaultShufflePartitions,

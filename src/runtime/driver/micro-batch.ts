@@ -1,6 +1,7 @@
 import type { MicroBatchTrigger } from '../../api/trigger.js';
 import type { CheckpointManager, RecoveryPoint } from '../../checkpoint/manager.js';
-import { GeneratorSchedule } from '../../connectors/generator/reader.js';
+import { generatedRows } from '../../connectors/registry.js';
+import { GeneratorSchedule } from '../../connectors/schedule.js';
 import type { Clock } from '../time/clock.js';
 import type { TimerQueue } from '../time/timer-queue.js';
 import type { EpochCoordinator } from './epoch-coordinator.js';
@@ -73,11 +74,10 @@ export class MicroBatchExecution {
     const sources = host.feeds.sources;
     const resume = host.recovery;
     this.committed = sources.map((s, i) => s.writers.map((_, p) => resume?.startOffsets[i]?.[p] ?? 0));
-    this.schedules = sources.map((s, i) =>
-      s.spec.kind === 'rate' || s.spec.kind === 'generator'
-        ? new GeneratorSchedule(s.spec, host.scheduleStart(i))
-        : null,
-    );
+    this.schedules = sources.map((s, i) => {
+      const rows = generatedRows(s.spec);
+      return rows === undefined ? null : new GeneratorSchedule(rows, host.scheduleStart(i));
+    });
     this.batchId = resume?.nextEpoch ?? 0;
     this.redo = resume?.redo ?? null;
     if (resume !== null && resume.committedEpoch >= 0) this.watermark = resume.nextBatchWatermarkMs;

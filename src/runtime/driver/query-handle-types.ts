@@ -1,9 +1,10 @@
 /** The types of the query handle's public surface (StreamingQuery). */
+
+import type { SinkEpoch } from '../../connectors/contract.js';
 import type { MillraceError } from '../../errors.js';
 import type { StreamingQueryProgress } from '../../metrics/progress.js';
 import type { DeadLetter, LateRow } from '../messages.js';
 import type { RestartEvent } from './restarts.js';
-import type { SinkEpoch } from './sink-store.js';
 
 /** `restarting`: an attempt failed and the restart policy starts another one after a backoff. */
 export type QueryState = 'active' | 'restarting' | 'stopping' | 'terminated' | 'failed';

@@ -2,7 +2,8 @@ import { availableParallelism } from 'node:os';
 import type { QueryOptions } from '../../api/query-options.js';
 import { isMicroBatch } from '../../api/trigger.js';
 import type { CheckpointManager, RecoveryPoint } from '../../checkpoint/manager.js';
-import type { TopicPartition } from '../../connectors/kafka/layout.js';
+import type { ResolvedLayouts } from '../../connectors/layouts.js';
+import { sourceConnector } from '../../connectors/registry.js';
 import { SideOutputs } from '../../connectors/side-output/side-outputs.js';
 import { createSinkCommitter } from '../../connectors/sink-committer.js';
 import { ErrorCode, MillraceError } from '../../errors.js';
@@ -54,8 +55,8 @@ export interface RuntimeConfig {
   /** The checkpoint the query writes, and where this run resumes from (both null: none). */
   readonly checkpoint: CheckpointManager | null;
   readonly recovery: RecoveryPoint | null;
-  /** Each Kafka source's topic-partitions, by layout key (see `connectors/kafka/layout.ts`). */
-  readonly kafkaLayouts: Readonly<Record<string, readonly TopicPartition[]>>;
+  /** The layouts of sources whose partitions were resolved at start, by key (see `connectors/layouts.ts`). */
+  readonly layouts: ResolvedLayouts;
   readonly queryId: string;
   readonly runId: string;
   readonly name: string | null;
@@ -166,7 +167,7 @@ export class QueryRuntime implements MicroBatchHost {
       },
       {
         committed: (epoch, _reports, offsets) => {
-          this.results.memorySink?.commitEpoch(epoch);
+          this.results.sinkRows?.commitEpoch?.(epoch);
           this.feeds.committed(offsets);
           listener.epochCommitted(epoch);
           this.settleFlushes();
@@ -347,7 +348,7 @@ export class QueryRuntime implements MicroBatchHost {
     const ckpt = this.checkpoint;
     if (ckpt === null) return;
     for (const s of this.config.plan.sources) {
-      const generated = s.spec.kind === 'rate' || s.spec.kind === 'generator';
+      const generated = sourceConnector(s.spec).generated !== undefined;
       if (generated && this.recovery?.scheduleStarts[s.index] == null) {
         await ckpt.recordScheduleStart(s.index, this.startTime);
       }

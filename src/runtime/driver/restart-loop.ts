@@ -142,18 +142,18 @@ export class RestartLoop {
 }
 
 /**
- * Seeds a new run with what an earlier one leaves: memory sources' logs (rows before the committed
- * offsets are not sent again) and the memory sink's committed epochs — and, for the next attempt
+ * Seeds a new run with what an earlier one leaves: the logs of sources the program feeds (rows
+ * before the committed offsets are not sent again) and a kept sink's committed epochs — and, for the next attempt
  * of the same handle, the dead letters, late rows and whole-run latency so far.
  */
 export function carryOver(from: QueryRuntime, to: QueryRuntime, feeds: Feeds, sameHandle: boolean): void {
-  for (const feed of from.feeds.memorySources()) {
-    const mine = feeds.memorySource(feed.spec.name);
+  for (const feed of from.feeds.inputSources()) {
+    const mine = feeds.input(feed.name);
     if (mine === undefined) continue;
-    for (const [p, rows] of feed.snapshot().entries()) if (p < mine.spec.partitions) mine.preload(rows, p);
+    for (const [p, rows] of feed.snapshot().entries()) if (p < mine.partitions) mine.preload(rows, p);
   }
-  const store = from.results.memorySink;
-  if (store && to.results.memorySink?.name === store.name) to.results.memorySink.carryCommitted(store);
+  const store = from.results.output;
+  if (store && to.results.output?.name === store.name) to.results.output.carryCommitted(store);
   if (!sameHandle) return;
   to.results.deadLetters.push(...from.results.deadLetters);
   to.results.lateRows.push(...from.results.lateRows);

@@ -1,4 +1,6 @@
 import type { OutputMode } from '../../api/output-mode.js';
+import type { DriverRows, ProgramOutput } from '../../connectors/contract.js';
+import { sinkConnector } from '../../connectors/registry.js';
 import type { SinkCommit } from '../../connectors/sink-runtime.js';
 import type { SinkSpec } from '../../connectors/spec.js';
 import type { PhysicalPlan } from '../../plan/physical.js';
@@ -9,7 +11,6 @@ import { TAG_KIND_MASK, tagArg } from '../channel/ring-layout.js';
 import { RingConsumer } from '../channel/spsc-ring.js';
 import type { DeadLetter, LateRow } from '../messages.js';
 import type { StateReport } from './micro-batch.js';
-import { formatConsoleRow, MemorySinkStore } from './sink-store.js';
 import type { Wiring } from './wiring.js';
 
 /** Dead letters kept in memory; the `deadLetter` event sees every one. */
@@ -28,16 +29,17 @@ export interface ResultEvents {
   stateWritten(epoch: number): void;
   /** A sink partition's report of an epoch it finished. */
   sinkCommit(commit: SinkCommit): void;
-  /** A line for the console sink. */
+  /** A line a sink prints (the console sink). */
   consoleLine(line: string, stream: 'stdout' | 'stderr'): void;
 }
 
 /**
- * The driver's end of the hosts' result rings: rows for driver-side sinks (stored or printed),
- * sink tasks' acknowledgements of markers, and dead letters.
+ * The driver's end of the hosts' result rings: rows for the sink's driver side (its connector's
+ * `driverRows`: stored or printed), sink tasks' acknowledgements of markers, and dead letters.
  */
 export class Results {
-  readonly memorySink: MemorySinkStore | null;
+  /** The driver side of a sink whose rows come back to the driver (null for other sinks). */
+  readonly sinkRows: DriverRows | null;
   readonly deadLetters: DeadLetter[] = [];
   /** Late rows sent to the late-row output (the newest {@link DEAD_LETTER_RETENTION}). */
   readonly lateRows: LateRow[] = [];
@@ -52,7 +54,7 @@ export class Results {
   deadLetterCount = 0;
 
   constructor(
-    private readonly sink: SinkSpec,
+    sink: SinkSpec,
     outputMode: OutputMode,
     physical: PhysicalPlan,
     wiring: Wiring,
@@ -68,10 +70,18 @@ export class Results {
     this.flushAck = new Array(sinkStage.partitions).fill(0);
     this.barrierAck = new Array(sinkStage.partitions).fill(-1);
     this.ended = new Array(sinkStage.partitions).fill(false);
-    this.memorySink =
-      sink.kind === 'memory'
-        ? new MemorySinkStore(sink.name, sinkStage.partitions, outputMode === 'complete', resumedAfter + 1)
-        : null;
+    this.sinkRows =
+      sinkConnector(sink).driverRows?.(sink, {
+        partitions: sinkStage.partitions,
+        outputMode,
+        resumedAfter,
+        print: (line, stream) => events.consoleLine(line, stream),
+      }) ?? null;
+  }
+
+  /** The rows the program reads back (`q.sink(name)`), when the sink keeps them. */
+  get output(): ProgramOutput | undefined {
+    return this.sinkRows?.output;
   }
 
   /** Handles up to `budget` frames. Returns how many it handled. */
@@ -109,16 +119,13 @@ export class Results {
     const partition = this.sinkPartition[task] ?? -1;
     switch (kind) {
       case FrameKind.DATA: {
-        const row = r.readRow();
-        if (this.memorySink) this.memorySink.append(partition, row);
-        else if (this.sink.kind === 'console')
-          this.events.consoleLine(formatConsoleRow(this.sink, row), this.sink.stream);
+        this.sinkRows?.row(partition, r.readRow());
         return;
       }
       case FrameKind.BARRIER: {
         const epoch = r.markerValue();
         this.barrierAck[partition] = epoch;
-        this.memorySink?.endEpoch(partition, epoch);
+        this.sinkRows?.endEpoch?.(partition, epoch);
         let min = Number.POSITIVE_INFINITY;
         for (let p = 0; p < this.barrierAck.length; p++)
           if (!this.ended[p]) min = Math.min(min, this.barrierAck[p]!);

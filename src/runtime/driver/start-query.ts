@@ -1,28 +1,21 @@
 import { randomUUID } from 'node:crypto';
 import type { QueryOptionsInput } from '../../api/query-options.js';
 import { resolveQueryOptions } from '../../api/query-options.js';
-import { checkSideOutputPolicies } from '../../api/side-output-target.js';
 import type { LeaseTiming } from '../../checkpoint/lease.js';
 import { CheckpointManager, type RecoveryPoint } from '../../checkpoint/manager.js';
-import {
-  resolveKafkaLayouts,
-  unresolvedKafkaSources,
-  withKafkaLayouts,
-} from '../../connectors/kafka/layout.js';
-import { withKafkaStarts } from '../../connectors/kafka/starts.js';
+import { checkSinkCapabilities } from '../../connectors/checks.js';
+import { withLayouts } from '../../connectors/layouts.js';
+import { resolveLayouts } from '../../connectors/resolve.js';
+import { checkSideOutputPolicies } from '../../connectors/side-output/target.js';
 import { invalidArgument } from '../../errors.js';
-import {
-  checkAsyncProgressTracking,
-  checkKafkaTransactions,
-  checkSinkMode,
-  checkSourceEvolution,
-} from '../../plan/analyze.js';
+import { checkAsyncProgressTracking, checkSinkMode, checkSourceEvolution } from '../../plan/analyze.js';
 import { planFingerprint } from '../../plan/fingerprint.js';
 import { keepsWholeRows, planPhysical } from '../../plan/physical.js';
 import { importJob, type JobLocation, jobUrlOf, planJob } from '../job-loader.js';
 import { type Clock, ManualClock, SystemClock } from '../time/clock.js';
 import { measureWallOffset } from '../time/precise-time.js';
 import { type RuntimeConfig, resolveWorkers } from './query-runtime.js';
+import { withSourceStarts } from './source-starts.js';
 import { StreamingQuery } from './streaming-query.js';
 
 export interface StartOptions {
@@ -81,11 +74,10 @@ export async function startQuery(job: JobLocation, options: StartOptions = {}): 
   for (const [k, v] of Object.entries(options.params ?? {})) params[k] = String(v);
   const module = await importJob(jobUrl);
   let plan = planJob(module, params, jobUrl);
-  // Kafka sources learn their partitions from the brokers; the job is built again with them, here
-  // and in every worker.
-  const pending = unresolvedKafkaSources(plan.sources);
-  const kafkaLayouts = pending.length > 0 ? await resolveKafkaLayouts(pending) : {};
-  if (pending.length > 0) plan = withKafkaLayouts(kafkaLayouts, () => planJob(module, params, jobUrl));
+  // Sources that learn their partitions from outside (a subscription's topics) resolve them; the
+  // job is built again with them, here and in every worker.
+  const layouts = await resolveLayouts(plan.sources);
+  if (Object.keys(layouts).length > 0) plan = withLayouts(layouts, () => planJob(module, params, jobUrl));
   checkSinkMode(plan);
   const definition = plan.definition;
   const queryOptions = options.options
@@ -94,7 +86,12 @@ export async function startQuery(job: JobLocation, options: StartOptions = {}): 
   checkSourceEvolution(plan, queryOptions);
   checkAsyncProgressTracking(plan, queryOptions);
   checkSideOutputPolicies(queryOptions);
-  checkKafkaTransactions(plan);
+  const { sink, trigger } = plan.definition;
+  checkSinkCapabilities(
+    sink,
+    trigger.kind === 'realTime' ? trigger.checkpointIntervalMs : null,
+    queryOptions,
+  );
   const defaultShufflePartitions = queryOptions.shufflePartitions ?? resolveWorkers(queryOptions);
   const physical = planPhysical(plan, { defaultShufflePartitions, wholeRows: keepsWholeRows(queryOptions) });
   const wallOffset = measureWallOffset();
@@ -125,7 +122,7 @@ export async function startQuery(job: JobLocation, options: StartOptions = {}): 
   if (location !== undefined) ({ manager: checkpoint, recovery } = await openCheckpoint(location, runId));
   try {
     const queryId = recovery?.queryId ?? randomUUID();
-    recovery = await withKafkaStarts(plan, checkpoint, recovery, queryId);
+    recovery = await withSourceStarts(plan, checkpoint, recovery, queryId);
     const config: RuntimeConfig = {
       queryId,
       runId,
@@ -141,13 +138,13 @@ export async function startQuery(job: JobLocation, options: StartOptions = {}): 
       wallOffset,
       checkpoint,
       recovery,
-      kafkaLayouts,
+      layouts,
     };
     const openAttempt = async (): Promise<RuntimeConfig> => {
       const next = randomUUID();
       const opened = await openCheckpoint(location!, next);
       try {
-        const resumed = await withKafkaStarts(plan, opened.manager, opened.recovery, config.queryId);
+        const resumed = await withSourceStarts(plan, opened.manager, opened.recovery, config.queryId);
         return { ...config, runId: next, checkpoint: opened.manager, recovery: resumed };
       } catch (e) {
         await opened.manager.close();

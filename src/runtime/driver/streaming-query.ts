@@ -107,7 +107,7 @@ export class StreamingQuery extends EventEmitter<QueryEvents> {
     await runtime.launch(startTimeoutMs, (feeds) => {
       if (continueFrom !== undefined) carryOver(continueFrom.runtime, runtime, feeds, false);
       for (const [name, data] of Object.entries(initialData)) {
-        const feed = feeds.memorySource(name);
+        const feed = feeds.input(name);
         if (!feed) this.source(name); // throws UNKNOWN_SOURCE naming the sources there are
         if (Array.isArray(data)) feed!.preload(data, 0);
         else for (const [p, rows] of Object.entries(data)) feed!.preload(rows, Number(p));
@@ -334,9 +334,9 @@ export class StreamingQuery extends EventEmitter<QueryEvents> {
 
   /** The memory source named `name`. */
   source<T = unknown>(name: string): MemorySourceHandle<T> {
-    const feed = this.runtime.feeds.memorySource(name);
+    const feed = this.runtime.feeds.input(name);
     if (!feed) {
-      const known = [...this.runtime.feeds.memorySources()].map((f) => f.spec.name);
+      const known = [...this.runtime.feeds.inputSources()].map((f) => f.name);
       throw new MillraceError(
         ErrorCode.UNKNOWN_SOURCE,
         `this query has no memory source named '${name}'${known.length ? ` (it has: ${known.join(', ')})` : ''}`,
@@ -344,24 +344,24 @@ export class StreamingQuery extends EventEmitter<QueryEvents> {
     }
     return {
       name,
-      partitions: feed.spec.partitions,
+      partitions: feed.partitions,
       addData: (rows, partition) => {
         if (this.state === 'restarting') {
-          this.restartLoop.hold(name, feed.spec.partitions, rows, partition);
+          this.restartLoop.hold(name, feed.partitions, rows, partition);
           return;
         }
         if (this.state !== 'active') {
           throw new MillraceError(ErrorCode.QUERY_NOT_ACTIVE, `addData: the query is ${this.state}`);
         }
         // The attempt running now (a restart replaces the runtime, not the handle).
-        this.runtime.feeds.memorySource(name)!.addData(rows, partition);
+        this.runtime.feeds.input(name)!.addData(rows, partition);
       },
     };
   }
 
   /** The memory sink named `name`; readable after the query stops. */
   sink<T = unknown>(name: string): MemorySinkHandle<T> {
-    const store = this.runtime.results.memorySink;
+    const store = this.runtime.results.output;
     if (!store || store.name !== name) {
       throw new MillraceError(
         ErrorCode.UNKNOWN_SINK,
@@ -370,7 +370,7 @@ export class StreamingQuery extends EventEmitter<QueryEvents> {
     }
     // The store of the attempt running when asked: each attempt's store carries the committed
     // output of the one before.
-    const now = () => this.runtime.results.memorySink!;
+    const now = () => this.runtime.results.output!;
     return { rows: () => now().rows<T>(), epochs: () => now().epochs<T>() };
   }
 
@@ -485,7 +485,7 @@ export class StreamingQuery extends EventEmitter<QueryEvents> {
     this.newAttempt();
     try {
       for (const { source, rows, partition } of this.restartLoop.takeHeld()) {
-        this.runtime.feeds.memorySource(source)!.addData(rows, partition);
+        this.runtime.feeds.input(source)!.addData(rows, partition);
       }
     } catch (e) {
       void this.onFailed(asMillraceError(e));

@@ -1,12 +1,8 @@
-import { FilesSinkRuntime } from '../../connectors/files/sink-runtime.js';
-import { ForeachBatchRuntime } from '../../connectors/foreach/batch.js';
-import { ForeachRuntime } from '../../connectors/foreach/runtime.js';
-import { KafkaSinkRuntime } from '../../connectors/kafka/sink-runtime.js';
+import { sinkConnector } from '../../connectors/registry.js';
 import type { SinkRuntime } from '../../connectors/sink-runtime.js';
-import type { SinkKind, SinkSpec } from '../../connectors/spec.js';
+import type { SinkSpec } from '../../connectors/spec.js';
 import type { HostContext } from './host-context.js';
-import type { RowMeta } from './row-meta.js';
-import { DriverSinkRuntime } from './sink-output.js';
+import { originArg, type RowMeta } from './row-meta.js';
 
 interface SinkTaskInfo {
   readonly index: number;
@@ -14,16 +10,18 @@ interface SinkTaskInfo {
   readonly meta: RowMeta;
 }
 
-/** The worker side of each sink kind. A new sink kind does not compile until it is listed. */
-const FACTORIES: Record<SinkKind, (spec: any, host: HostContext, task: SinkTaskInfo) => SinkRuntime> = {
-  memory: (_spec, host, task) => new DriverSinkRuntime(host, task.index, task.meta),
-  console: (_spec, host, task) => new DriverSinkRuntime(host, task.index, task.meta),
-  foreach: (spec, host, task) => new ForeachRuntime(spec, task.partition, host.firstEpoch),
-  foreachBatch: (spec) => new ForeachBatchRuntime(spec),
-  files: (spec, _host, task) => new FilesSinkRuntime(spec, task.partition),
-  kafka: (spec, host, task) => new KafkaSinkRuntime(spec, task.partition, host.queryId, host.firstEpoch),
-};
-
+/**
+ * The worker side of a sink task (its connector's `writer`). A row the sink sends back to the
+ * driver travels on the host's result ring with the metadata of the row being written.
+ */
 export function createSinkRuntime(spec: SinkSpec, host: HostContext, task: SinkTaskInfo): SinkRuntime {
-  return FACTORIES[spec.kind](spec, host, task);
+  const m = task.meta;
+  return sinkConnector(spec).writer(spec, {
+    partition: task.partition,
+    queryId: host.queryId,
+    firstEpoch: host.firstEpoch,
+    toDriver: (row) => {
+      host.result.writeData(row, task.index, m.sourceTime, m.readTime, originArg(m));
+    },
+  });
 }

@@ -6,7 +6,7 @@ import {
 } from '../../connectors/sink-runtime.js';
 import { FrameKind } from '../channel/frame-kind.js';
 import type { HostContext } from './host-context.js';
-import { originArg, type RowMeta } from './row-meta.js';
+import type { RowMeta } from './row-meta.js';
 import type { TaskOutput } from './task-output.js';
 
 /** What the sink output needs from its task. */
@@ -101,28 +101,5 @@ export class SinkOutput implements TaskOutput {
 
   publish(): void {
     this.host.result.publish();
-  }
-}
-
-/** Memory and console sinks: rows travel to the driver, which stores or prints them. */
-export class DriverSinkRuntime implements SinkRuntime {
-  constructor(
-    private readonly host: HostContext,
-    private readonly taskIndex: number,
-    private readonly meta: RowMeta,
-  ) {}
-
-  write(row: unknown): unknown {
-    const m = this.meta;
-    this.host.result.writeData(row, this.taskIndex, m.sourceTime, m.readTime, originArg(m));
-    return undefined;
-  }
-
-  epochEnd(): undefined {
-    return undefined;
-  }
-
-  close(): unknown {
-    return undefined;
   }
 }

@@ -1,7 +1,6 @@
-import type { BadRecordFrame } from '../../connectors/files/source-feed.js';
-import { GeneratorSchedule } from '../../connectors/generator/reader.js';
-import { KafkaDeadLetterWriter } from '../../connectors/kafka/dead-letters.js';
-import type { GeneratorSourceSpec, KafkaSourceSpec } from '../../connectors/spec.js';
+import type { BadSourceRecord, GeneratedRows, TaskDecoder } from '../../connectors/contract.js';
+import { sourceConnector } from '../../connectors/registry.js';
+import { GeneratorSchedule } from '../../connectors/schedule.js';
 import { ErrorCode, MillraceError } from '../../errors.js';
 import type { OperatorRef, RowSink } from '../../operators/contract.js';
 import type { PlannedOperator } from '../../plan/analyze.js';
@@ -22,10 +21,10 @@ export interface SourceTask {
 }
 
 /**
- * Where a source task's rows come from, and how far it has read: a generated source (`rate`,
- * `generator`) makes its rows in the task, on the schedule the driver started; a Kafka source's
- * records arrive in the task's input ring as bytes and are decoded here, in the worker; other
- * sources' rows arrive in the ring as they are.
+ * Where a source task's rows come from, and how far it has read: a generated source (its
+ * connector's `generated`) makes its rows in the task, on the schedule the driver started; a source
+ * with a `decoder` sends what it read (a broker's record, as bytes) through the task's input ring
+ * to be decoded here, in the worker; other sources' rows arrive in the ring as they are.
  */
 export class TaskSource {
   readonly index: number;
@@ -40,12 +39,10 @@ export class TaskSource {
   rows = 0;
   /** Set once the query's clock has started (generated sources only). */
   private schedule: GeneratorSchedule | null = null;
-  private readonly generator: GeneratorSourceSpec | null;
-  private readonly generate: GeneratorSourceSpec['generate'] | null;
-  /** A Kafka source's record decoder (null for other sources). */
-  private readonly decode: KafkaSourceSpec['decode'] | null;
-  /** A Kafka source's dead-letter topic, under `onBadRecord: 'deadLetter'` (null otherwise). */
-  private readonly deadLetters: KafkaDeadLetterWriter | null;
+  private readonly generator: GeneratedRows | null;
+  private readonly generate: GeneratedRows['generate'] | null;
+  /** What decodes the rows of a source that sends them encoded (null: rows arrive as they are). */
+  private readonly decoder: TaskDecoder | null;
 
   constructor(
     private readonly task: SourceTask,
@@ -61,13 +58,10 @@ export class TaskSource {
     this.op = op;
     this.offset = startOffset;
     const s = input.source.spec;
-    this.generator = s.kind === 'rate' || s.kind === 'generator' ? s : null;
+    const connector = sourceConnector(s);
+    this.generator = connector.generated?.(s) ?? null;
     this.generate = this.generator?.generate ?? null;
-    this.decode = s.kind === 'kafka' ? s.decode : null;
-    this.deadLetters =
-      s.kind === 'kafka' && s.deadLetterTopic !== undefined && host.onBadRecord === 'deadLetter'
-        ? new KafkaDeadLetterWriter({ ...s, deadLetterTopic: s.deadLetterTopic })
-        : null;
+    this.decoder = connector.decoder?.(s, host.onBadRecord) ?? null;
   }
 
   /** Whether the task makes this source's rows: a generated source, its clock started. */
@@ -97,33 +91,34 @@ export class TaskSource {
   }
 
   /**
-   * Hands a row read from the ring on: a Kafka record decoded first, or made a bad record; a
-   * record a files source could not read (`arg` flagged) goes to the query's bad-record policy.
+   * Hands a row read from the ring on: decoded first, or made a bad record, when the source sends
+   * rows encoded; a record the source could not read (`arg` flagged) goes to the query's
+   * bad-record policy.
    */
   push(head: RowSink, row: unknown, arg: number): void {
     if ((arg & DATA_ARG_BAD_RECORD) !== 0) {
-      this.badFileRecord(row as BadRecordFrame);
+      this.badSourceRecord(row as BadSourceRecord);
       return;
     }
-    if (this.decode === null) {
+    const decoder = this.decoder;
+    if (decoder === null) {
       head.push(row);
       return;
     }
-    const raw = row as Parameters<KafkaSourceSpec['decode']>[0];
     let decoded: unknown;
     try {
-      decoded = this.decode(raw);
+      decoded = decoder.decode(row);
     } catch (e) {
-      this.task.badRecord(this.op, raw, e);
-      // The task reads on once the dead letter is in its topic.
-      if (this.deadLetters !== null) this.task.waitFor(this.deadLetters.write(raw, e));
+      this.task.badRecord(this.op, row, e);
+      // The task reads on once the dead letter is where the source sends them.
+      if (decoder.deadLetter !== undefined) this.task.waitFor(decoder.deadLetter(row, e));
       return;
     }
     head.push(decoded);
   }
 
-  /** A line of a file that is no row: its text is the bad record, its file and line are in the error. */
-  private badFileRecord(bad: BadRecordFrame): void {
+  /** A record that is no row (a line of a file): its text is the bad record, where it was is in the error. */
+  private badSourceRecord(bad: BadSourceRecord): void {
     const where = bad.line > 0 ? `${bad.file}, line ${bad.line}` : bad.file;
     const error = new MillraceError(
       ErrorCode.SOURCE_READ_FAILED,
@@ -185,8 +180,8 @@ export class TaskSource {
     return Math.max(this.offset, this.schedule.dueCount(this.host.scheduleNow()));
   }
 
-  /** The end of the input: the dead-letter producer closes. */
+  /** The end of the input: the decoder releases what it holds (a dead-letter producer). */
   close(): void {
-    void this.deadLetters?.close();
+    this.decoder?.close?.();
   }
 }

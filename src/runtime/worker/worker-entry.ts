@@ -1,4 +1,4 @@
-import { withKafkaLayouts } from '../../connectors/kafka/layout.js';
+import { withLayouts } from '../../connectors/layouts.js';
 import { ErrorCode, MillraceError, serializeError } from '../../errors.js';
 import { initHistograms } from '../../metrics/latency.js';
 import { planFingerprint } from '../../plan/fingerprint.js';
@@ -21,7 +21,7 @@ export default async function runHost(spec: HostSpec): Promise<void> {
   try {
     await initHistograms();
     const job = await importJob(spec.jobUrl);
-    const plan = withKafkaLayouts(spec.kafkaLayouts, () => planJob(job, spec.params, spec.jobUrl));
+    const plan = withLayouts(spec.layouts, () => planJob(job, spec.params, spec.jobUrl));
     const fingerprint = planFingerprint(plan, true);
     if (fingerprint !== spec.fingerprint) {
       throw new MillraceError(

@@ -1,4 +1,4 @@
-import type { GeneratorSourceSpec } from '../spec.js';
+import type { GeneratedRows } from './contract.js';
 
 /**
  * The schedule of one partition of a generated source: `n` rows are due once `n / rate` ms have
@@ -17,7 +17,7 @@ export class GeneratorSchedule {
   private readonly rampRows: number;
 
   constructor(
-    spec: GeneratorSourceSpec,
+    spec: GeneratedRows,
     private readonly start: number,
   ) {
     this.msNumerator = 1000 * spec.partitions;

@@ -1,31 +1,30 @@
-import type { FrameWriter } from '../channel/frame-codec.js';
+import type { FeedMarker, FeedPort } from './contract.js';
 
 /** Where a {@link FeedCursor}'s rows come from. */
 export interface CursorRows {
   /** The end of the rows that can be written now, from the cursor's position on (offsets). */
   available(): number;
   /**
-   * Writes the row at `offset` to `writer` (`FrameWriter.writeData`); returns what it returned:
-   * false when the frame had to wait for space.
+   * Writes the row at `offset` to `port`; returns what the port returned: false when the frame had
+   * to wait for space.
    */
-  write(writer: FrameWriter, offset: number): boolean;
+  write(port: FeedPort, offset: number): boolean;
   /** The cursor wants rows from `offset` on that are not available yet (a file to load). */
   need?(offset: number): void;
 }
 
-/** A marker to write once every row before `after` is written. */
+/** A marker to write once every row before `after` is written: the engine's, or an epoch's end. */
 interface QueuedMarker {
   readonly after: number;
-  readonly kind: number;
-  readonly a: number;
-  readonly b: number;
-  readonly values: 1 | 2;
+  readonly marker: FeedMarker | null;
+  readonly epoch: number;
+  readonly end: number;
 }
 
 /**
  * The driver's sending end of one source partition whose rows it holds (a memory source's log, a
  * files source's files): rows go to the partition's feed ring only as fast as the ring takes them.
- * When the ring is full the writer queues one frame and the cursor stops; the driver's pump calls
+ * When the ring is full the port queues one frame and the cursor stops; the driver's pump calls
  * {@link pump} again when the ring has drained (the source task's reads ring the driver's bell).
  * So at most one row per partition waits outside the ring, however far ahead of the query the
  * source is — backpressure reaches the reader, and memory stays bounded.
@@ -37,11 +36,11 @@ interface QueuedMarker {
  *   sent          target (micro-batch: the batch's end; real-time: everything)
  *    │               │
  *  ──┼───────────────┼──►  offsets
- *    └ next row to write: only while the writer is not blocked
+ *    └ next row to write: only while the port is not blocked
  * ```
  */
 export class FeedCursor {
-  /** The next offset to write (rows before it are in the ring, or the one frame the writer queued). */
+  /** The next offset to write (rows before it are in the ring, or the one frame the port queued). */
   sent = 0;
   /** Rows are written up to this offset (exclusive). */
   private target = 0;
@@ -51,7 +50,7 @@ export class FeedCursor {
   private ended = false;
 
   constructor(
-    private readonly writer: FrameWriter,
+    private readonly port: FeedPort,
     private readonly rows: CursorRows,
   ) {}
 
@@ -71,26 +70,35 @@ export class FeedCursor {
     return this.target === Number.POSITIVE_INFINITY;
   }
 
-  /** A marker at `offset`: written after the rows before it, before the rows from it on. */
-  markAt(offset: number, kind: number, a: number, b = 0, values: 1 | 2 = 1): void {
+  /** The engine's marker at `offset`: written after the rows before it, before the rows from it on. */
+  markAt(offset: number, marker: FeedMarker): void {
+    this.queue({ after: offset, marker, epoch: 0, end: 0 });
+  }
+
+  /** Epoch `epoch` ends at `end`, written once the rows before `upTo` are. */
+  endEpochAt(upTo: number, epoch: number, end: number): void {
+    this.queue({ after: upTo, marker: null, epoch, end });
+  }
+
+  private queue(m: QueuedMarker): void {
     if (this.ended) return;
     const q = this.markers;
     let i = q.length;
-    while (i > 0 && q[i - 1]!.after > offset) i--;
-    q.splice(i, 0, { after: offset, kind, a, b, values });
+    while (i > 0 && q[i - 1]!.after > m.after) i--;
+    q.splice(i, 0, m);
     this.pump();
   }
 
   /** The last marker: rows not written by now are left for the next run (they are replayable). */
-  end(kind: number): void {
-    this.markAt(this.sent, kind, 0);
+  end(marker: FeedMarker): void {
+    this.markAt(this.sent, marker);
     this.ended = true;
     this.target = this.sent;
   }
 
   /** Frames written and waiting for space in the ring (one row at most, and markers). */
   get queuedFrames(): number {
-    return this.writer.pendingFrames;
+    return this.port.pendingFrames;
   }
 
   /** Whether rows wait that the ring could take once it has space. */
@@ -98,16 +106,16 @@ export class FeedCursor {
     return this.markers.length > 0 || (this.sent < this.target && this.sent < this.rows.available());
   }
 
-  /** Writes what it may: markers that are due, and rows while the writer takes them. */
+  /** Writes what it may: markers that are due, and rows while the port takes them. */
   pump(): void {
-    const w = this.writer;
+    const w = this.port;
     const q = this.markers;
     for (;;) {
       const m = q[0];
       if (m !== undefined && m.after <= this.sent) {
         q.shift();
-        if (m.values === 1) w.writeMarker(m.kind, m.a);
-        else w.writeMarker2(m.kind, m.a, m.b);
+        if (m.marker !== null) w.marker(m.marker);
+        else w.endEpoch(m.epoch, m.end);
         continue;
       }
       if (w.blocked) break;

@@ -6,6 +6,7 @@ import { FrameReader, FrameWriter } from '../../src/runtime/channel/frame-codec.
 import { FrameKind } from '../../src/runtime/channel/frame-kind.js';
 import { tagKind } from '../../src/runtime/channel/ring-layout.js';
 import { createRing, RingConsumer, RingProducer } from '../../src/runtime/channel/spsc-ring.js';
+import { RingFeedPort } from '../../src/runtime/driver/feed-port.js';
 import { PreciseTime } from '../../src/runtime/time/precise-time.js';
 
 const spec = {
@@ -20,7 +21,9 @@ function setup(ringBytes = 4096) {
   const sab = createRing(ringBytes);
   const writer = new FrameWriter(new RingProducer(sab));
   const reader = new FrameReader(new RingConsumer(sab));
-  const feed = new MemorySourceFeed(spec, [writer], new PreciseTime(0));
+  const precise = new PreciseTime(0);
+  const ports = [new RingFeedPort(writer, 0)];
+  const feed = new MemorySourceFeed(spec, { ports, now: () => precise.now(), microBatch: false });
   const cursor = feed.cursors[0]!;
   /** Reads every frame in the ring: rows as their values, markers as `kind:value`. */
   const drain = (): unknown[] => {
@@ -61,8 +64,8 @@ describe('a memory source feeding a full ring', () => {
     feed.addData(Array.from({ length: 500 }, (_, i) => ({ i })));
     const sent = cursor.sent;
     assert.ok(sent < 500, 'the ring is full before the last rows');
-    cursor.markAt(cursor.sent, FrameKind.BARRIER, 7);
-    cursor.markAt(feed.latestOffsets()[0]!, FrameKind.FLUSH, 1);
+    cursor.markAt(cursor.sent, { kind: FrameKind.BARRIER, value: 7 });
+    cursor.markAt(feed.latestOffsets()[0]!, { kind: FrameKind.FLUSH, value: 1 });
     const got: unknown[] = [];
     for (let round = 0; round < 1000 && !got.includes(`${FrameKind.FLUSH}:1`); round++) {
       got.push(...drain());

@@ -1,16 +1,13 @@
-import type { ConsoleSinkSpec } from '../../connectors/spec.js';
-
-/** One epoch's rows as the memory sink exposes them. */
-export interface SinkEpoch<T = unknown> {
-  readonly epochId: number;
-  readonly rows: T[];
-}
+import type { DriverRows, ProgramOutput, SinkEpoch } from '../contract.js';
 
 /**
  * What a memory sink received, kept by the driver: per epoch, per partition, in emit order.
  * Readable while the query runs and after it stops.
  */
-export class MemorySinkStore {
+export class MemorySinkStore implements DriverRows, ProgramOutput {
+  /** The program reads the rows (`q.sink(name)`). */
+  readonly output: ProgramOutput = this;
+
   private readonly byEpoch = new Map<number, unknown[][]>();
   private readonly current: number[];
   private lastCommitted: number;
@@ -44,7 +41,9 @@ export class MemorySinkStore {
    * sink shows one output across restarts, as a sink that outlives the query would. Epochs this
    * run will write again (the earlier run's uncommitted ones) are not taken.
    */
-  carryCommitted(earlier: MemorySinkStore): void {
+  carryCommitted(other: ProgramOutput): void {
+    if (!(other instanceof MemorySinkStore)) return;
+    const earlier = other;
     for (const [epoch, parts] of earlier.byEpoch) {
       if (epoch <= earlier.lastCommitted && epoch < this.current[0]!) {
         this.byEpoch.set(
@@ -55,7 +54,7 @@ export class MemorySinkStore {
     }
   }
 
-  append(partition: number, row: unknown): void {
+  row(partition: number, row: unknown): void {
     const epoch = this.current[partition]!;
     let parts = this.byEpoch.get(epoch);
     if (parts === undefined) {
@@ -84,23 +83,5 @@ export class MemorySinkStore {
     return [...this.byEpoch.keys()]
       .sort((a, b) => a - b)
       .map((epochId) => ({ epochId, rows: this.byEpoch.get(epochId)!.flat() as T[] }));
-  }
-}
-
-/** Formats rows for the console sink. */
-export function formatConsoleRow(spec: ConsoleSinkSpec, row: unknown): string {
-  if (spec.format === 'json') return spec.prefix + safeJson(row);
-  if (typeof row !== 'object' || row === null) return spec.prefix + String(row);
-  const parts = Object.entries(row as Record<string, unknown>).map(
-    ([k, v]) => `${k}=${typeof v === 'object' && v !== null ? safeJson(v) : String(v)}`,
-  );
-  return spec.prefix + parts.join(' ');
-}
-
-function safeJson(v: unknown): string {
-  try {
-    return JSON.stringify(v, (_k, x) => (typeof x === 'bigint' ? x.toString() : x)) ?? String(v);
-  } catch {
-    return String(v);
   }
 }
