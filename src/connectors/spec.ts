@@ -3,7 +3,7 @@
  * the same spec object is rebuilt in every thread by the job module, so functions in it simply work.
  */
 
-import type { OutputMode } from '../api/output-mode.js';
+import type { OutputMode } from '../plan/output-mode.js';
 import type { KafkaClientSettings } from './kafka/client.js';
 import type { KafkaCodec } from './kafka/codec.js';
 import type { KafkaSubscription, TopicPartition } from './kafka/layout.js';

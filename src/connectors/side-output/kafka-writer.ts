@@ -1,6 +1,6 @@
 import type { Message, Producer } from 'kafkajs';
-import type { SideOutputTarget } from '../../api/side-output-target.js';
 import { ErrorCode, MillraceError } from '../../errors.js';
+import type { SideOutputTarget } from '../../plan/side-output-target.js';
 import { kafkaClient } from '../kafka/client.js';
 import type { SideOutputWriter } from './writer.js';
 

@@ -1,6 +1,6 @@
 import type { Message } from 'kafkajs';
-import type { SideOutputTarget } from '../../api/side-output-target.js';
 import type { MillraceError } from '../../errors.js';
+import type { SideOutputTarget } from '../../plan/side-output-target.js';
 import type { SinkCommitter } from '../../runtime/driver/epoch-coordinator.js';
 import type { DeadLetter, LateRow } from '../../runtime/messages.js';
 import type { DirectoryRole } from '../../util/writable-directory.js';

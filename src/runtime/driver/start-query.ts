@@ -1,7 +1,4 @@
 import { randomUUID } from 'node:crypto';
-import type { QueryOptionsInput } from '../../api/query-options.js';
-import { resolveQueryOptions } from '../../api/query-options.js';
-import { checkSideOutputPolicies } from '../../api/side-output-target.js';
 import type { LeaseTiming } from '../../checkpoint/lease.js';
 import { CheckpointManager, type RecoveryPoint } from '../../checkpoint/manager.js';
 import {
@@ -19,10 +16,13 @@ import {
 } from '../../plan/analyze.js';
 import { planFingerprint } from '../../plan/fingerprint.js';
 import { keepsWholeRows, planPhysical } from '../../plan/physical.js';
+import type { QueryOptionsInput } from '../../plan/query-options.js';
+import { resolveQueryOptions } from '../../plan/query-options.js';
+import { checkSideOutputPolicies } from '../../plan/side-output-target.js';
 import { importJob, type JobLocation, jobUrlOf, planJob } from '../job-loader.js';
 import { type Clock, ManualClock, SystemClock } from '../time/clock.js';
 import { measureWallOffset } from '../time/precise-time.js';
-import { type RuntimeConfig, resolveWorkers } from './query-runtime.js';
+import { type RuntimeConfig, resolveWorkers } from './runtime-config.js';
 import { StreamingQuery } from './streaming-query.js';
 
 export interface StartOptions {
