@@ -6,7 +6,6 @@
  */
 export { type AggregateSpec, type Aggregator, agg } from './api/aggregates.js';
 export { type ColumnExpr, lit, type ScalarUdf, udf } from './api/expressions.js';
-export { GroupedStream } from './api/grouped-stream.js';
 export { defineJob, JobContext, type JobModule, type JobParams } from './api/job.js';
 export {
   type JoinCombine,
@@ -19,10 +18,10 @@ export {
   type StreamJoinOptions,
   statics,
 } from './api/join.js';
-export { KeyedStream } from './api/keyed-stream.js';
 export type { OutputMode } from './api/output-mode.js';
 export type { BadRecordPolicy, LateRowPolicy, QueryOptions, QueryOptionsInput } from './api/query-options.js';
 export type { RestartPolicy, RestartPolicyInput } from './api/restart-policy.js';
+export type { SideOutputInput, SideOutputTarget } from './api/side-output-target.js';
 export {
   type ExpiredTimer,
   type ListState,
@@ -36,7 +35,7 @@ export {
   type TransformWithStateOptions,
   type ValueState,
 } from './api/stateful-processor.js';
-export { type OperatorOptions, Stream } from './api/stream.js';
+export { GroupedStream, KeyedStream, type OperatorOptions, Stream } from './api/stream.js';
 export {
   type AvailableNowTrigger,
   type MicroBatchTrigger,
@@ -57,7 +56,6 @@ export {
 export { type QueryDefinition, StreamWriter } from './api/writer.js';
 export type { SinkEpoch } from './connectors/contract.js';
 export * from './connectors/index.js';
-export type { SideOutputInput, SideOutputTarget } from './connectors/side-output/target.js';
 export { ErrorCode, MillraceError, type SerializedError } from './errors.js';
 export type { LatencyKind, LatencyQuantiles, LatencySummary } from './metrics/latency.js';
 export {

@@ -3,11 +3,12 @@
  * watermarks given in stream order — for single-thread harnesses and operator tests. The query is
  * the benchmarks' windowed count: a count per card and 1-s window.
  */
-import { buildJob } from '../../src/api/job.js';
+
 import { agg, defineJob, sinks, sources, window } from '../../src/index.js';
 import { AggregateOperator } from '../../src/operators/aggregate.js';
 import type { RowSink } from '../../src/operators/contract.js';
 import { type AnalyzedPlan, analyze, type PlannedOperator } from '../../src/plan/analyze.js';
+import { buildJob } from '../../src/plan/job.js';
 
 export interface CountPerCardAndSecond {
   /** Watermark delay: how long after its end a window is evicted. */

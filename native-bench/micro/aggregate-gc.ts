@@ -15,9 +15,9 @@
 import { constants, PerformanceObserver } from 'node:perf_hooks';
 import { getHeapSpaceStatistics } from 'node:v8';
 import { keyedPayment } from '../../src/cli/bench/payments.js';
+import { keyHasher } from '../../src/plan/partitioner.js';
 import { FrameReader, FrameWriter } from '../../src/runtime/channel/frame-codec.js';
 import { createRing, RingConsumer, RingProducer } from '../../src/runtime/channel/spsc-ring.js';
-import { keyHasher } from '../../src/runtime/partitioner.js';
 import { countPerCardAndSecond } from './aggregate-alone.js';
 
 function arg(name: string, dflt: number): number {

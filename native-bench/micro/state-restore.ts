@@ -18,8 +18,8 @@ import { mkdtempSync, readdirSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { isMainThread, parentPort, Worker, workerData } from 'node:worker_threads';
+import { StateCheckpointer } from '../../src/checkpoint/state-checkpointer.js';
 import type { AggregateOperator } from '../../src/operators/aggregate.js';
-import { StateCheckpointer } from '../../src/state/state-checkpointer.js';
 import { countPerCardAndSecond } from './aggregate-alone.js';
 
 /** The windowed count's aggregation, alone: rows are pushed and watermarks given by hand. */

@@ -1,13 +1,10 @@
-import { fileURLToPath } from 'node:url';
 import type { SourceSpec } from '../connectors/spec.js';
 import { ErrorCode, MillraceError } from '../errors.js';
+import { type DefinedJob, JOB_BRAND, JOB_QUERY, type JobParams } from '../plan/job.js';
 import { Stream } from './stream.js';
-import { type QueryDefinition, StreamWriter } from './writer.js';
+import type { StreamWriter } from './writer.js';
 
-const JOB_BRAND = Symbol.for('millrace.job');
-
-/** Parameters of a run (`--param k=v` on the CLI, `params` in `startQuery`). */
-export type JobParams = Readonly<Record<string, string>>;
+export type { JobParams };
 
 /**
  * What `build` receives: read parameters and open streams. The same job module is imported by the
@@ -67,8 +64,7 @@ export class JobContext {
 }
 
 /** A job module's default export. */
-export interface JobModule {
-  readonly [JOB_BRAND]: true;
+export interface JobModule extends DefinedJob {
   /** @internal */
   readonly build: (job: JobContext) => StreamWriter;
 }
@@ -89,44 +85,9 @@ export function defineJob(build: (job: JobContext) => StreamWriter): JobModule {
       'defineJob(build): build must be a function (job) => writer',
     );
   }
-  return Object.freeze({ [JOB_BRAND]: true as const, build });
-}
-
-export function isJobModule(value: unknown): value is JobModule {
-  return (
-    typeof value === 'object' && value !== null && (value as Record<symbol, unknown>)[JOB_BRAND] === true
-  );
-}
-
-/**
- * Runs a job's build function and checks that it returned a writer. An error the build throws
- * that is not the engine's own (a `TypeError` in the job's code, say) is `INVALID_JOB` naming the
- * module, with the error, and its stack, as `cause`; the engine's errors (a missing parameter, a
- * builder's bad argument) keep their codes, as their messages already say what is wrong.
- */
-export function buildJob(job: JobModule, params: JobParams, where: string): QueryDefinition {
-  let result: unknown;
-  try {
-    result = job.build(new JobContext(params));
-  } catch (e) {
-    if (e instanceof MillraceError) throw e;
-    const what = e instanceof Error ? `${e.name}: ${e.message}` : `non-Error value thrown: ${String(e)}`;
-    throw new MillraceError(
-      ErrorCode.INVALID_JOB,
-      `the job ${modulePath(where)} failed while building its query: ${what}`,
-      { cause: e },
-    );
-  }
-  if (!StreamWriter.isWriter(result)) {
-    throw new MillraceError(
-      ErrorCode.INVALID_JOB,
-      `${where}: build must return stream.writeStream(sink)..., got ${result === null ? 'null' : typeof result}`,
-    );
-  }
-  return result.definition;
-}
-
-/** A job module as users know it: its path when it is a file. */
-function modulePath(jobUrl: string): string {
-  return jobUrl.startsWith('file:') ? fileURLToPath(jobUrl) : jobUrl;
+  return Object.freeze({
+    [JOB_BRAND]: true as const,
+    build,
+    [JOB_QUERY]: (params: JobParams) => build(new JobContext(params)),
+  });
 }

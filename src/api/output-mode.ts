@@ -1,4 +1,2 @@
-/** Spark's output modes. `append` is the default. */
-export type OutputMode = 'append' | 'update' | 'complete';
-
-export const OUTPUT_MODES: readonly OutputMode[] = ['append', 'update', 'complete'];
+/** Output modes, as users name them; defined with the plan (`plan/output-mode.ts`). */
+export type { OutputMode } from '../plan/output-mode.js';

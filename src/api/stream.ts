@@ -1,9 +1,12 @@
 import type { SinkSpec } from '../connectors/spec.js';
 import { invalidArgument } from '../errors.js';
+import { type AggregateSpec, agg } from '../plan/aggregates.js';
+import { type ColumnExpr, checkExpr } from '../plan/expressions.js';
 import type { KeySpec, LogicalNode } from '../plan/nodes.js';
+import type { ProcessorSource, TransformWithStateOptions } from '../plan/stateful-processor.js';
+import type { AnyWindow } from '../plan/window.js';
 import { type Duration, parseDuration } from '../util/duration.js';
-import { type ColumnExpr, checkExpr } from './expressions.js';
-import { GroupedStream, groupingOf } from './grouped-stream.js';
+import { aggregateNode, groupingOf } from './grouping.js';
 import {
   type StaticJoinOptions,
   type StaticTable,
@@ -11,8 +14,7 @@ import {
   staticJoinNode,
   streamJoinNode,
 } from './join.js';
-import { KeyedStream } from './keyed-stream.js';
-import type { AnyWindow } from './window.js';
+import { transformWithStateNode } from './transform-with-state.js';
 import { StreamWriter } from './writer.js';
 
 /** Options every operator accepts. */
@@ -245,6 +247,60 @@ export class Stream<T = any> {
   /** Starts describing where the rows go. */
   writeStream(sink: SinkSpec): StreamWriter {
     return StreamWriter.create(this.node, sink);
+  }
+}
+
+/**
+ * The result of `groupBy(...)`: name the aggregates to compute per group. Output rows hold the
+ * grouping columns by name, `window: { start, end }` when grouping by a time window, then the
+ * aggregates by the names given.
+ */
+export class GroupedStream {
+  /** @internal */
+  constructor(
+    private readonly input: LogicalNode,
+    private readonly keys: readonly string[],
+    private readonly window: AnyWindow | undefined,
+  ) {
+    Object.freeze(this);
+  }
+
+  /** @example grouped.agg({ total: agg.sum('amount'), n: agg.count() }) */
+  agg(aggregates: Record<string, AggregateSpec>): Stream<any> {
+    return new Stream(aggregateNode(this.input, this.keys, this.window, aggregates));
+  }
+
+  /** Shorthand for `agg({ count: agg.count() })`. */
+  count(): Stream<any> {
+    return this.agg({ count: agg.count() });
+  }
+}
+
+/**
+ * The result of `groupByKey(fn)`: rows with the same `fn(row)` meet in one task (a hash shuffle by
+ * the key), where a {@link StatefulProcessor} keeps state and timers per key.
+ */
+export class KeyedStream<K = unknown, T = any> {
+  /** @internal */
+  constructor(
+    private readonly input: LogicalNode,
+    private readonly key: (row: T) => K,
+  ) {
+    Object.freeze(this);
+  }
+
+  /**
+   * Runs `processor` over each key's rows with per-key state and timers (docs/stateful-processing.md).
+   *
+   * @example
+   * payments.groupByKey((p) => p.cardId)
+   *   .transformWithState(new CardGuard(), { timeMode: 'processingTime', outputMode: 'append' })
+   */
+  transformWithState<O, S = unknown>(
+    processor: ProcessorSource<K, T, O, S>,
+    options: TransformWithStateOptions<K, S>,
+  ): Stream<O> {
+    return new Stream<O>(transformWithStateNode(this.input, this.key, processor, options));
   }
 }
 

@@ -1,26 +1,17 @@
 import type { SinkSpec } from '../connectors/spec.js';
 import { invalidArgument } from '../errors.js';
+import { isWriter, type QueryDefinition, WRITER_BRAND } from '../plan/job.js';
 import type { LogicalNode } from '../plan/nodes.js';
-import { OUTPUT_MODES, type OutputMode } from './output-mode.js';
+import { OUTPUT_MODES, type OutputMode } from '../plan/output-mode.js';
 import {
   type BadRecordPolicy,
   DEFAULT_QUERY_OPTIONS,
-  type QueryOptions,
   type QueryOptionsInput,
   resolveQueryOptions,
-} from './query-options.js';
-import { Trigger, type TriggerSpec } from './trigger.js';
+} from '../plan/query-options.js';
+import { Trigger, type TriggerSpec } from '../plan/trigger.js';
 
-/** Everything a job declares: the plan, the sink and how to run it. Frozen. */
-export interface QueryDefinition {
-  readonly root: LogicalNode;
-  readonly sink: SinkSpec;
-  readonly outputMode: OutputMode;
-  readonly trigger: TriggerSpec;
-  readonly checkpointLocation: string | undefined;
-  readonly queryName: string | undefined;
-  readonly options: QueryOptions;
-}
+export type { QueryDefinition };
 
 /**
  * Describes how a stream is written. Immutable: each setter returns a new writer. A job's `build`
@@ -29,14 +20,10 @@ export interface QueryDefinition {
  * @example
  * stream.writeStream(sinks.console()).outputMode('append').trigger(Trigger.realTime('10 seconds'))
  */
-const WRITER_BRAND = Symbol.for('millrace.writer');
-
 export class StreamWriter {
   /** True for writers made by any copy of this library. */
   static isWriter(value: unknown): value is StreamWriter {
-    return (
-      typeof value === 'object' && value !== null && (value as Record<symbol, unknown>)[WRITER_BRAND] === true
-    );
+    return isWriter(value);
   }
 
   /** @internal */

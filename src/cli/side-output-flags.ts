@@ -1,5 +1,5 @@
 import type { QueryOptionsInput } from '../api/query-options.js';
-import type { SideOutputInput } from '../connectors/side-output/target.js';
+import type { SideOutputInput } from '../api/side-output-target.js';
 import { ErrorCode, MillraceError } from '../errors.js';
 
 /** The side-output flags of `millrace run`, as parseArgs gives them. */

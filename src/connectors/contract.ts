@@ -13,8 +13,8 @@
  * {@link DriverRows}); they never write frames themselves.
  */
 
-import type { OutputMode } from '../api/output-mode.js';
 import type { Damage } from '../checkpoint/damage.js';
+import type { OutputMode } from '../plan/output-mode.js';
 import type { SinkCommitMessage, SinkRuntime } from './sink-runtime.js';
 import type { SinkKind, SinkSpec, SourceKind, SourceSpec } from './spec.js';
 
@@ -94,7 +94,7 @@ export interface DriverFeed {
    * which also places the engine's markers among them; a source without cursors gets its markers
    * written straight to its ports (it fetches only what its rings have room for).
    */
-  readonly cursors?: readonly import('./feed-cursor.js').FeedCursor[];
+  readonly cursors?: readonly FeedCursorPort[];
   /** Source-specific counters for progress (`sources[].metrics`). */
   metrics?(): Record<string, number>;
   /** Set when the program feeds the source itself. */
@@ -115,6 +115,23 @@ export interface DriverFeed {
   dispose?(): Promise<void>;
   /** An epoch committed at these offsets (per partition). */
   committed?(offsets: readonly number[]): void;
+}
+
+/**
+ * What the engine does with a partition's cursor (`feed-cursor.ts`): places its markers among the
+ * rows and lets it send more when the ring has room.
+ */
+export interface FeedCursorPort {
+  /** The next offset to send. */
+  readonly sent: number;
+  /** The engine's marker at `offset`: after the rows before it, before the rows from it on. */
+  markAt(offset: number, marker: FeedMarker): void;
+  /** The last marker: rows not sent by now are left for the next run. */
+  end(marker: FeedMarker): void;
+  /** Rows or markers wait that the ring could take once it has room. */
+  readonly waiting: boolean;
+  /** Sends what it may now. */
+  pump(): void;
 }
 
 /** What a driver feed is built with. */

@@ -1,4 +1,4 @@
-import type { FeedMarker, FeedPort } from './contract.js';
+import type { FeedCursorPort, FeedMarker, FeedPort } from './contract.js';
 
 /** Where a {@link FeedCursor}'s rows come from. */
 export interface CursorRows {
@@ -39,7 +39,7 @@ interface QueuedMarker {
  *    └ next row to write: only while the port is not blocked
  * ```
  */
-export class FeedCursor {
+export class FeedCursor implements FeedCursorPort {
   /** The next offset to write (rows before it are in the ring, or the one frame the port queued). */
   sent = 0;
   /** Rows are written up to this offset (exclusive). */

@@ -1,5 +1,5 @@
-import type { OutputMode } from '../api/output-mode.js';
 import { ErrorCode, MillraceError } from '../errors.js';
+import type { OutputMode } from '../plan/output-mode.js';
 import type { SinkCommitter } from './contract.js';
 import { sinkConnector } from './registry.js';
 import type { SinkSpec } from './spec.js';

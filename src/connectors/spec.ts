@@ -3,12 +3,15 @@
  * the same spec object is rebuilt in every thread by the job module, so functions in it simply work.
  */
 
-import type { OutputMode } from '../api/output-mode.js';
-import type { KafkaClientSettings } from './kafka/client.js';
-import type { KafkaCodec } from './kafka/codec.js';
-import type { KafkaSubscription, TopicPartition } from './kafka/layout.js';
-import type { KafkaPartitioner } from './kafka/sink.js';
-import type { RawKafkaRecord } from './kafka/source.js';
+import type { KafkaClientSettings } from '../plan/kafka-settings.js';
+import type { OutputMode } from '../plan/output-mode.js';
+import type {
+  KafkaCodec,
+  KafkaPartitioner,
+  KafkaSubscription,
+  RawKafkaRecord,
+  TopicPartition,
+} from './kafka/types.js';
 
 export type SourceKind = 'memory' | 'rate' | 'generator' | 'files' | 'kafka';
 

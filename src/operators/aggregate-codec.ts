@@ -1,5 +1,5 @@
-import type { Aggregator } from '../api/aggregates.js';
-import type { StateCodec } from '../state/state-store.js';
+import type { Aggregator } from '../plan/aggregates.js';
+import type { StateCodec } from '../state/store-contract.js';
 import { compositeKey } from '../state/table-staging.js';
 
 /** One group's state: its key values, its window, and one accumulator state per aggregate. */

@@ -1,4 +1,4 @@
-import type { Aggregator } from '../api/aggregates.js';
+import type { Aggregator } from '../plan/aggregates.js';
 import type { GroupTable } from '../state/group-table.js';
 import type { WindowSlab } from '../state/window-slab.js';
 import type { Group } from './aggregate-codec.js';

@@ -1,10 +1,11 @@
-import type { Aggregator } from '../api/aggregates.js';
-import type { OutputMode } from '../api/output-mode.js';
-import { isMicroBatch } from '../api/trigger.js';
-import { type AnyWindow, type SessionWindow, windowStarts } from '../api/window.js';
+import type { Aggregator } from '../plan/aggregates.js';
 import { type AnalyzedPlan, eventTimeWatermarks, type PlannedOperator } from '../plan/analyze.js';
+import type { OutputMode } from '../plan/output-mode.js';
+import { isMicroBatch } from '../plan/trigger.js';
+import { type AnyWindow, type SessionWindow, windowStarts } from '../plan/window.js';
 import { GroupTable } from '../state/group-table.js';
-import { type CheckpointedStore, InMemoryStateStore } from '../state/state-store.js';
+import { InMemoryStateStore } from '../state/state-store.js';
+import type { CheckpointedStore } from '../state/store-contract.js';
 import { TimeIndex } from '../state/time-index.js';
 import type { WindowSlab } from '../state/window-slab.js';
 import { toEventTime } from '../util/event-time.js';

@@ -1,5 +1,4 @@
-import type { CheckpointedStore } from '../state/state-store.js';
-import type { StaticIndex } from './static-table.js';
+import type { CheckpointedStore } from '../state/store-contract.js';
 
 /**
  * The operator contract: one required method. An operator gets a row, does its work and pushes
@@ -10,6 +9,9 @@ import type { StaticIndex } from './static-table.js';
 export interface RowSink {
   push(row: unknown): void;
 }
+
+/** A static table's rows by join key (rows whose key is null are left out: they match nothing). */
+export type StaticIndex = ReadonlyMap<string, readonly unknown[]>;
 
 /** What identifies an operator in errors and dead letters. */
 export interface OperatorRef {

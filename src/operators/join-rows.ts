@@ -1,4 +1,4 @@
-import { mergeRows } from '../api/join.js';
+import { mergeRows } from '../plan/join.js';
 import type { OperatorContext, OperatorRef, RowSink } from './contract.js';
 
 /**

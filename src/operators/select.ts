@@ -1,5 +1,5 @@
-import { compileExpr } from '../api/expressions.js';
 import type { PlannedOperator } from '../plan/analyze.js';
+import { compileExpr } from '../plan/expressions.js';
 import type { OperatorContext, RowSink } from './contract.js';
 
 /** Builds a new plain object with the selected columns, in the order given. */

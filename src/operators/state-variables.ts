@@ -1,4 +1,4 @@
-import type { ListState, MapState, StateDeclaration, ValueState } from '../api/stateful-processor.js';
+import type { ListState, MapState, StateDeclaration, ValueState } from '../plan/stateful-processor.js';
 import {
   expired,
   keyText,

@@ -1,7 +1,6 @@
 import type { PlannedOperator } from '../plan/analyze.js';
-import type { OperatorContext, RowSink } from './contract.js';
+import type { OperatorContext, RowSink, StaticIndex } from './contract.js';
 import { JoinEmitter, joinKeyOf } from './join-rows.js';
-import type { StaticIndex } from './static-table.js';
 
 /**
  * `stream.join(table, ...)`: a chained, stateless operator. The table was loaded and indexed by key

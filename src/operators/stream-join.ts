@@ -1,5 +1,6 @@
 import type { PlannedOperator } from '../plan/analyze.js';
-import { InMemoryStateStore, type StateCodec } from '../state/state-store.js';
+import { InMemoryStateStore } from '../state/state-store.js';
+import type { StateCodec } from '../state/store-contract.js';
 import { TimeIndex } from '../state/time-index.js';
 import type { OperatorContext, RowSink, StateOperatorCounters, TwoInputOperator } from './contract.js';
 import { JoinEmitter, joinKeyOf } from './join-rows.js';

@@ -1,3 +1,6 @@
+import { ErrorCode, MillraceError } from '../errors.js';
+import type { AnalyzedPlan, PlannedOperator } from '../plan/analyze.js';
+import { partitionOf, stableHash } from '../plan/partitioner.js';
 import {
   declaration,
   type ExpiredTimer,
@@ -7,11 +10,8 @@ import {
   type StatefulProcessor,
   type StateOptions,
   type TimerValues,
-} from '../api/stateful-processor.js';
-import { isMicroBatch } from '../api/trigger.js';
-import { ErrorCode, MillraceError } from '../errors.js';
-import type { AnalyzedPlan, PlannedOperator } from '../plan/analyze.js';
-import { partitionOf, stableHash } from '../runtime/partitioner.js';
+} from '../plan/stateful-processor.js';
+import { isMicroBatch } from '../plan/trigger.js';
 import { PackedStore } from '../state/packed-store.js';
 import type { InMemoryStateStore } from '../state/state-store.js';
 import { TimeIndex } from '../state/time-index.js';

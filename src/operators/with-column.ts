@@ -1,5 +1,5 @@
-import { compileExpr } from '../api/expressions.js';
 import type { PlannedOperator } from '../plan/analyze.js';
+import { compileExpr } from '../plan/expressions.js';
 import type { OperatorContext, RowSink } from './contract.js';
 
 /** Copies the row and sets one column (the input row is never mutated). */

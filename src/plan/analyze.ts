@@ -1,9 +1,6 @@
-import type { OutputMode } from '../api/output-mode.js';
-import type { QueryOptions } from '../api/query-options.js';
-import { isMicroBatch } from '../api/trigger.js';
-import type { QueryDefinition } from '../api/writer.js';
 import type { SourceSpec } from '../connectors/spec.js';
 import { ErrorCode, MillraceError } from '../errors.js';
+import type { QueryDefinition } from './job.js';
 import {
   type LogicalNode,
   type NodeKind,
@@ -12,6 +9,9 @@ import {
   STATEFUL_KINDS,
   TWO_INPUT_KINDS,
 } from './nodes.js';
+import type { OutputMode } from './output-mode.js';
+import type { QueryOptions } from './query-options.js';
+import { isMicroBatch } from './trigger.js';
 
 /** A plan node with its identity: its position in the plan (post-order). */
 export interface PlannedOperator<K extends NodeKind = NodeKind> {

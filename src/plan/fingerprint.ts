@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
-import { describeExpr } from '../api/expressions.js';
 import type { AnalyzedPlan } from './analyze.js';
+import { describeExpr } from './expressions.js';
 import type { LogicalNode, NodeKind } from './nodes.js';
 import { describeKey } from './physical.js';
 

@@ -1,14 +1,14 @@
-import type { AggregateSpec } from '../api/aggregates.js';
-import type { ColumnExpr } from '../api/expressions.js';
-import type { JoinCombine, JoinType, StaticTable } from '../api/join.js';
+import type { SourceSpec } from '../connectors/spec.js';
+import type { AggregateSpec } from './aggregates.js';
+import type { ColumnExpr } from './expressions.js';
+import type { JoinCombine, JoinType, StaticTable } from './join.js';
 import type {
   ProcessorSource,
   StateDeclaration,
   TimeMode,
   TransformWithStateOptions,
-} from '../api/stateful-processor.js';
-import type { AnyWindow } from '../api/window.js';
-import type { SourceSpec } from '../connectors/spec.js';
+} from './stateful-processor.js';
+import type { AnyWindow } from './window.js';
 
 /**
  * Frozen logical plan nodes, tagged by `kind`. Builders create them; passes (analysis, physical

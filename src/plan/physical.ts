@@ -1,6 +1,6 @@
-import type { QueryOptions } from '../api/query-options.js';
 import { type AnalyzedPlan, describeOperator, type PlannedOperator, type PlannedSource } from './analyze.js';
 import type { KeySpec, NodeKind } from './nodes.js';
+import type { QueryOptions } from './query-options.js';
 
 export type StageInput =
   | { readonly kind: 'source'; readonly source: PlannedSource }

@@ -1,9 +1,8 @@
 import { isAbsolute, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { buildJob, isJobModule, type JobModule, type JobParams } from '../api/job.js';
-import type { QueryDefinition } from '../api/writer.js';
 import { ErrorCode, MillraceError } from '../errors.js';
 import { type AnalyzedPlan, analyze } from '../plan/analyze.js';
+import { buildJob, type DefinedJob, isJobModule, type JobParams, type QueryDefinition } from '../plan/job.js';
 
 /** A job module location: a file URL, a URL string, or a path. */
 export type JobLocation = URL | string;
@@ -18,7 +17,7 @@ export function jobUrlOf(location: JobLocation): string {
  * Imports a job module. TypeScript modules are loaded through tsx's `tsImport`, which works inside
  * worker threads too (an `--import tsx` in a worker's execArgv does not, on Node 20).
  */
-export async function importJob(jobUrl: string): Promise<JobModule> {
+export async function importJob(jobUrl: string): Promise<DefinedJob> {
   let mod: { default?: unknown };
   try {
     if (/\.[cm]?tsx?$/.test(new URL(jobUrl).pathname)) {
@@ -52,7 +51,7 @@ export async function importJob(jobUrl: string): Promise<JobModule> {
 }
 
 /** Builds and analyzes a job's plan. Everything checkable at plan time is checked here. */
-export function planJob(job: JobModule, params: JobParams, jobUrl: string): AnalyzedPlan {
+export function planJob(job: DefinedJob, params: JobParams, jobUrl: string): AnalyzedPlan {
   const definition: QueryDefinition = buildJob(job, params, jobUrl);
   return analyze(definition);
 }

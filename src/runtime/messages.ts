@@ -1,11 +1,11 @@
 import type { MessagePort } from 'node:worker_threads';
-import type { BadRecordPolicy, LateRowPolicy } from '../api/query-options.js';
 import type { ResolvedLayouts } from '../connectors/layouts.js';
 import type { SerializedError } from '../errors.js';
 import type { EncodedLatency } from '../metrics/latency.js';
 import type { StateOperatorCounters } from '../operators/contract.js';
 import type { EventTimeStats } from '../operators/watermark.js';
 import type { PhysicalSettings } from '../plan/physical.js';
+import type { BadRecordPolicy, LateRowPolicy } from '../plan/query-options.js';
 import type { ClockSpec } from './time/clock.js';
 
 /**
@@ -137,3 +137,17 @@ export type HostMessage =
 export type DriverMessage = { readonly type: 'commitSink'; readonly epoch: number };
 
 export type { DeadLetter, LateRow } from '../connectors/side-output/side-records.js';
+
+/** What a stateful task tells the driver at the end of a batch or epoch (a `STATE_REPORT` frame). */
+export interface StateReport {
+  readonly epoch: number;
+  readonly partition: number;
+  /** The watermark the next batch will use (−Infinity: none yet). */
+  readonly watermark: number;
+  /** What the task had heard of each watermark input (−Infinity: nothing). */
+  readonly inputs: readonly number[];
+  /** The earliest watermark at which the task's state would emit or evict (Infinity: never). */
+  readonly nextDue: number;
+  /** The earliest processing time at which a timer of the task falls due (Infinity: none). */
+  readonly nextTimerDue?: number;
+}

@@ -5,7 +5,7 @@ import {
   RestoredByKeyGroup,
 } from './key-groups.js';
 import { KeyIds } from './key-ids.js';
-import type { CheckpointedStore, StateStoreMetrics } from './state-store.js';
+import type { CheckpointedStore, StateStoreMetrics } from './store-contract.js';
 import { TableFreeze } from './table-freeze.js';
 import { compositeKey, keyTextChars, TableStaging } from './table-staging.js';
 import { grownInts, WindowSlab } from './window-slab.js';

@@ -1,6 +1,7 @@
 import { Packr, RESET_BUFFER_MODE, REUSE_BUFFER_MODE } from 'msgpackr';
 import { ByteArena } from './byte-arena.js';
-import { InMemoryStateStore, type StateStoreMetrics } from './state-store.js';
+import { InMemoryStateStore } from './state-store.js';
+import type { StateStoreMetrics } from './store-contract.js';
 
 /** Packing reuses one buffer from its start: the bytes are copied into the arena at once. */
 const PACK_MODE = REUSE_BUFFER_MODE | RESET_BUFFER_MODE;

@@ -3,7 +3,7 @@
  * group each (StateFreeze, TableFreeze): a piece under way per key group, and pieces finished.
  */
 import { KEY_GROUPS, PIECE_ENTRIES } from './key-groups.js';
-import type { EncodedChunk } from './state-freeze.js';
+import type { EncodedChunk } from './store-contract.js';
 
 /** A piece under way: entries of one key group, encoded and not packed yet. */
 export interface OpenPiece {

@@ -4,7 +4,7 @@
  */
 import { KEY_GROUPS, PIECE_ENTRIES } from './key-groups.js';
 import { PieceBuffers } from './piece-buffers.js';
-import type { InMemoryStateStore, StateCheckpoint, StateChunkEncoder, StateCodec } from './state-store.js';
+import type { EncodedChunk, StateCheckpoint, StateChunkEncoder, StateCodec } from './store-contract.js';
 
 /** A chunk as the array of values encoded one by one: the default. */
 class ArrayChunkEncoder<V> implements StateChunkEncoder<V> {
@@ -30,21 +30,16 @@ class TouchedPiece<V> {
   }
 }
 
-/**
- * Entries of one key group encoded for a checkpoint: their keys, and their values as one chunk
- * (see StateCodec).
- */
-export interface EncodedChunk {
-  readonly group: number;
-  /** The entries' keys; null for a group table's entries, which keep none (a `T` piece). */
-  readonly keys: string[] | null;
-  readonly count: number;
-  /** The entries' values as one chunk; for a group table's entries, its `T` piece's msgpack bytes. */
-  readonly values: unknown;
+/** What a freeze needs of its store (an InMemoryStateStore). */
+export interface FrozenStore<V> {
+  /** A freeze encoded its last key: touches no longer concern it. */
+  finished(freeze: StateFreeze<V>): void;
+  /** The live map of a key group (a snapshot's copy on touch reads it). */
+  groupMap(group: number): Map<string, V>;
 }
 
 /**
- * One checkpoint being encoded (see {@link InMemoryStateStore}): its frozen keys, the walk over
+ * One checkpoint being encoded (see InMemoryStateStore): its frozen keys, the walk over
  * them a key group at a time, and the entries encoded and not drained yet, as pieces of one key
  * group each.
  */
@@ -60,9 +55,9 @@ export class StateFreeze<V> implements StateCheckpoint {
   private it: IterableIterator<[string, V]> | null = null;
   private done = false;
 
-  /** @internal Made by {@link InMemoryStateStore.beginCheckpoint}. */
+  /** @internal Made by InMemoryStateStore.beginCheckpoint. */
   constructor(
-    private readonly store: InMemoryStateStore<V>,
+    private readonly store: FrozenStore<V>,
     private readonly codec: StateCodec<V>,
     /** Per key group, the keys removed since the previous checkpoint began (none for a snapshot). */
     readonly removed: readonly (readonly string[])[],

@@ -3,12 +3,23 @@
  * window in the background, with copy on touch; entries come out as `T` pieces of one key group
  * each, and the windows evicted as one watermark (state-files.ts, format 4).
  */
-import type { GroupTable } from './group-table.js';
 import { KEY_GROUPS } from './key-groups.js';
 import { MsgpackWriter } from './msgpack-writer.js';
 import { PieceBuffers } from './piece-buffers.js';
-import type { EncodedChunk, StateCheckpoint } from './state-store.js';
+import type { EncodedChunk, StateCheckpoint } from './store-contract.js';
 import type { WindowSlab } from './window-slab.js';
+
+/** What a freeze needs of its table (a GroupTable). */
+export interface FrozenTable {
+  /** States per group. */
+  readonly aggregates: number;
+  /** Per aggregate, a state as checkpoint data, detached from the live state. */
+  readonly serializers: readonly ((state: unknown) => unknown)[];
+  /** The key value of a key id. */
+  keyValue(id: number): unknown;
+  /** A freeze encoded its last entry. */
+  finished(freeze: TableFreeze): void;
+}
 
 /** A window's slots a checkpoint holds: flags of those not encoded yet, and the order to walk them. */
 interface Held {
@@ -61,9 +72,9 @@ export class TableFreeze implements StateCheckpoint {
   private readonly pieces: PieceBuffers<PieceBuilder>;
   readonly removed = NO_REMOVALS;
 
-  /** @internal Made by {@link GroupTable.beginCheckpoint}. */
+  /** @internal Made by GroupTable.beginCheckpoint. */
   constructor(
-    private readonly table: GroupTable,
+    private readonly table: FrozenTable,
     /** Checkpoints begun before it and it, counting from the table's creation. */
     readonly seq: number,
     /**

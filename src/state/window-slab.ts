@@ -1,5 +1,4 @@
 import { FNV_START, fnv, KEY_GROUPS, keyGroupOf } from './key-groups.js';
-import type { TableFreeze } from './table-freeze.js';
 import { compositeKey } from './table-staging.js';
 
 /**
@@ -131,9 +130,14 @@ export class WindowSlab {
   }
 }
 
+/** What holds a window for a checkpoint (a TableFreeze): it encodes a held slot before the slot changes. */
+export interface SlotEncoder {
+  encode(slab: WindowSlab, slot: number): void;
+}
+
 /** A checkpoint's hold on a window: its slots still to encode (1), copied first if touched. */
 export interface FreezeMark {
-  readonly freeze: TableFreeze;
+  readonly freeze: SlotEncoder;
   readonly bits: Uint8Array;
 }
 

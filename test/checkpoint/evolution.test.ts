@@ -2,9 +2,9 @@ import assert from 'node:assert/strict';
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
-import type { QueryOptionsInput } from '../../src/api/query-options.js';
 import { verifyCheckpoint } from '../../src/checkpoint/verify.js';
 import type { StreamingQuery } from '../../src/index.js';
+import type { QueryOptionsInput } from '../../src/plan/query-options.js';
 import {
   assertRefused,
   ids,

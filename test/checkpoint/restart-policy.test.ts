@@ -3,8 +3,6 @@ import { once } from 'node:events';
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
-import { DEFAULT_QUERY_OPTIONS, resolveQueryOptions } from '../../src/api/query-options.js';
-import { backoffMs, DEFAULT_RESTART_POLICY } from '../../src/api/restart-policy.js';
 import {
   MillraceError,
   type RestartEvent,
@@ -13,6 +11,8 @@ import {
   type StreamingQueryProgress,
   startQuery,
 } from '../../src/index.js';
+import { DEFAULT_QUERY_OPTIONS, resolveQueryOptions } from '../../src/plan/query-options.js';
+import { backoffMs, DEFAULT_RESTART_POLICY } from '../../src/plan/restart-policy.js';
 import { isRetryable } from '../../src/runtime/driver/restarts.js';
 import type { FlakyRow } from '../fixtures/jobs/flaky.js';
 import { tempDirs } from '../fixtures/temp-dirs.js';

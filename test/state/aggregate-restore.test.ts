@@ -2,9 +2,9 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import fc from 'fast-check';
 import { countPerCardAndSecond } from '../../native-bench/micro/aggregate-alone.js';
-import { agg } from '../../src/api/aggregates.js';
+import { StateCheckpointer } from '../../src/checkpoint/state-checkpointer.js';
 import { type Group, groupCodec } from '../../src/operators/aggregate-codec.js';
-import { StateCheckpointer } from '../../src/state/state-checkpointer.js';
+import { agg } from '../../src/plan/aggregates.js';
 import { InMemoryStateStore } from '../../src/state/state-store.js';
 import { tempDirs } from '../fixtures/temp-dirs.js';
 

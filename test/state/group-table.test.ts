@@ -2,10 +2,10 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import fc from 'fast-check';
 import { unpack } from 'msgpackr';
-import { agg } from '../../src/api/aggregates.js';
+import { agg } from '../../src/plan/aggregates.js';
 import { compositeKey, GroupTable } from '../../src/state/group-table.js';
 import { KEY_GROUPS, keyGroupOf } from '../../src/state/key-groups.js';
-import type { StateCheckpoint } from '../../src/state/state-store.js';
+import type { StateCheckpoint } from '../../src/state/store-contract.js';
 import { tableRows } from '../../src/state/table-staging.js';
 
 /** A count and an average: the average's state is an array the table's owner updates in place. */

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import fc from 'fast-check';
 import { type PackedForm, PackedStore } from '../../src/state/packed-store.js';
-import type { StateFreeze } from '../../src/state/state-store.js';
+import type { StateFreeze } from '../../src/state/state-freeze.js';
 
 interface Note {
   text: string;

@@ -3,12 +3,13 @@ import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import fc from 'fast-check';
-import { agg } from '../../src/api/aggregates.js';
 import { writeChunksAtomic } from '../../src/checkpoint/files.js';
+import { StateCheckpointer } from '../../src/checkpoint/state-checkpointer.js';
 import { packStatePiece, readStateFile, stateFileName } from '../../src/checkpoint/state-files.js';
 import { groupCodec } from '../../src/operators/aggregate-codec.js';
-import { StateCheckpointer } from '../../src/state/state-checkpointer.js';
-import { InMemoryStateStore, type StateCodec } from '../../src/state/state-store.js';
+import { agg } from '../../src/plan/aggregates.js';
+import { InMemoryStateStore } from '../../src/state/state-store.js';
+import type { StateCodec } from '../../src/state/store-contract.js';
 import { tempDirs } from '../fixtures/temp-dirs.js';
 
 const tempDir = tempDirs('millrace-state-files');

@@ -1,7 +1,8 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import fc from 'fast-check';
-import { InMemoryStateStore, type StateFreeze } from '../../src/state/state-store.js';
+import type { StateFreeze } from '../../src/state/state-freeze.js';
+import { InMemoryStateStore } from '../../src/state/state-store.js';
 
 /** A value the operator updates in place, as an aggregation's group is. */
 interface Counter {

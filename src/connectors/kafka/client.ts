@@ -1,32 +1,15 @@
 import { createRequire } from 'node:module';
-import { type ISocketFactory, Kafka, type KafkaConfig, logLevel } from 'kafkajs';
-import { ErrorCode, invalidArgument, MillraceError } from '../../errors.js';
+import { type ISocketFactory, Kafka, logLevel } from 'kafkajs';
+import { ErrorCode, MillraceError } from '../../errors.js';
+import type { KafkaClientSettings } from '../../plan/kafka-settings.js';
 
 const require = createRequire(import.meta.url);
 
 /** kafkajs' own socket factory (plain TCP or TLS, keep-alive on). */
 const defaultSocketFactory = require('kafkajs/src/network/socketFactory.js') as () => ISocketFactory;
 
-/** kafkajs client settings a source or sink passes through (everything but the brokers). */
-export type KafkaClientSettings = Omit<KafkaConfig, 'brokers'>;
-
-/** Brokers as `'host:port,host:port'` or a list. */
-export type Brokers = string | readonly string[];
-
-export function parseBrokers(what: string, brokers: unknown): string[] {
-  const list =
-    typeof brokers === 'string'
-      ? brokers.split(',').map((b) => b.trim())
-      : Array.isArray(brokers)
-        ? brokers.map((b) => (typeof b === 'string' ? b.trim() : ''))
-        : [];
-  if (list.length === 0 || list.some((b) => !/^\S+:\d+$/.test(b))) {
-    throw invalidArgument(
-      `${what}: brokers must be 'host:port' or a list of them (e.g. '127.0.0.1:9092'), got ${JSON.stringify(brokers)}`,
-    );
-  }
-  return list;
-}
+// Defined with the plan, which checks the brokers of side outputs too.
+export { type Brokers, type KafkaClientSettings, parseBrokers } from '../../plan/kafka-settings.js';
 
 /**
  * A kafkajs client; quiet unless the settings ask for its logs. Its sockets send at once

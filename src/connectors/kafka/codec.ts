@@ -1,17 +1,9 @@
 import { pack, unpack } from 'msgpackr';
 import { invalidArgument } from '../../errors.js';
 
-/** How a key or value is read from, or written to, Kafka's bytes. */
-export type KafkaEncoding = 'json' | 'string' | 'buffer' | 'msgpack';
+export type { KafkaCodec, KafkaDecoder, KafkaEncoder, KafkaEncoding } from './types.js';
 
-/** A user decoder: bytes (null for a null key or tombstone) to the row's field. */
-export type KafkaDecoder = (bytes: Buffer | null) => unknown;
-
-/** A user encoder: the row's field to bytes or text (null for none). */
-export type KafkaEncoder = (value: unknown) => Buffer | string | null;
-
-/** A named encoding or a user function (a decoder for sources, an encoder for sinks). */
-export type KafkaCodec = KafkaEncoding | ((value: never) => unknown);
+import type { KafkaCodec, KafkaDecoder, KafkaEncoder, KafkaEncoding } from './types.js';
 
 export function checkEncoding(what: string, value: unknown, fallback: KafkaEncoding): KafkaCodec {
   if (value === undefined) return fallback;

@@ -2,12 +2,9 @@ import { ErrorCode, MillraceError } from '../../errors.js';
 import { resolvedLayout } from '../layouts.js';
 import type { KafkaSourceSpec } from '../spec.js';
 import { internalCluster, kafkaClient, READ_UNCOMMITTED } from './client.js';
+import type { KafkaSubscription, TopicPartition } from './types.js';
 
-/** A Kafka partition a source partition reads: `[topic, partition]`. */
-export type TopicPartition = readonly [string, number];
-
-/** Which topics a source reads. */
-export type KafkaSubscription = { readonly topics: readonly string[] } | { readonly pattern: RegExp };
+export type { KafkaSubscription, TopicPartition } from './types.js';
 
 export function layoutKey(brokers: readonly string[], subscription: KafkaSubscription): string {
   const topics =

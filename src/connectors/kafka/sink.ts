@@ -13,12 +13,9 @@ export interface KafkaOutputRow {
   partition?: number;
 }
 
-/** kafkajs' custom partitioner: given the topic's partitions and the message, a partition. */
-export type KafkaPartitioner = (args: {
-  topic: string;
-  partitionMetadata: { partitionId: number; leader: number }[];
-  message: { key?: Buffer | string | null; value: Buffer | string | null; partition?: number };
-}) => number;
+import type { KafkaPartitioner } from './types.js';
+
+export type { KafkaPartitioner };
 
 export interface KafkaSinkOptions {
   brokers: Brokers;

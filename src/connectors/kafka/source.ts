@@ -178,16 +178,9 @@ export function kafkaSource<V = unknown, K = string>(
   }) as KafkaSourceSpec<KafkaRow<V, K>>;
 }
 
-/** A record as the driver reads it: key and value still bytes. */
-export interface RawKafkaRecord {
-  readonly key: Uint8Array | null;
-  readonly value: Uint8Array | null;
-  readonly topic: string;
-  readonly partition: number;
-  readonly offset: number;
-  readonly timestamp: number;
-  readonly headers: Record<string, string>;
-}
+import type { RawKafkaRecord } from './types.js';
+
+export type { RawKafkaRecord };
 
 function decodeField(
   raw: RawKafkaRecord,

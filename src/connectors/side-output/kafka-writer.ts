@@ -1,7 +1,7 @@
 import type { Message, Producer } from 'kafkajs';
 import { ErrorCode, MillraceError } from '../../errors.js';
+import type { SideOutputTarget } from '../../plan/side-output-target.js';
 import { kafkaClient } from '../kafka/client.js';
-import type { SideOutputTarget } from './target.js';
 import type { SideOutputWriter } from './writer.js';
 
 type KafkaTarget = Extract<SideOutputTarget, { kind: 'kafka' }>;

@@ -1,12 +1,12 @@
 import type { Message } from 'kafkajs';
 import type { MillraceError } from '../../errors.js';
+import type { SideOutputTarget } from '../../plan/side-output-target.js';
 import type { DirectoryRole } from '../../util/writable-directory.js';
 import type { SinkCommitter } from '../contract.js';
 import { FilesSideOutputWriter } from './files-writer.js';
 import { KafkaSideOutputWriter } from './kafka-writer.js';
 import { deadLetterMessage, jsonLine, lateRowMessage } from './records.js';
 import type { DeadLetter, LateRow } from './side-records.js';
-import type { SideOutputTarget } from './target.js';
 import type { SideOutputWriter } from './writer.js';
 
 /** The query options that say where dead letters and late rows go. */

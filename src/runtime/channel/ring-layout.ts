@@ -51,11 +51,8 @@ export const FRAME_TAG_FIELD = 1;
 /** Every frame starts on this boundary, so Float64 fields in payloads are aligned. */
 export const FRAME_ALIGN = 8;
 
-/** Smallest and default data-area capacities. */
-export const MIN_RING_CAPACITY = 1024;
-export const DEFAULT_RING_CAPACITY = 1 << 20;
-/** Positions are 32-bit counters: the capacity must stay well below 2^31. */
-export const MAX_RING_CAPACITY = 1 << 30;
+/** Smallest, default and largest data-area capacities: those of the `ringCapacityBytes` query option. */
+export { DEFAULT_RING_CAPACITY, MAX_RING_CAPACITY, MIN_RING_CAPACITY } from '../../plan/query-options.js';
 
 /**
  * The tag's low 8 bits are the frame kind; the upper 24 bits are an argument whose meaning depends

@@ -1,7 +1,7 @@
 import type { CheckpointManager } from '../../checkpoint/manager.js';
 import type { SinkCommitter } from '../../connectors/contract.js';
 import type { SinkCommitMessage } from '../../connectors/sink-runtime.js';
-import type { StateReport } from './micro-batch.js';
+import type { StateReport } from '../messages.js';
 
 export interface CoordinatorConfig {
   /** Partitions of each source, in plan order: every one reports its offset at every epoch end. */

@@ -1,7 +1,7 @@
 import { keepsWholeRows } from '../../plan/physical.js';
 import type { HostSpec } from '../messages.js';
 import type { ClockSpec, ManualClock } from '../time/clock.js';
-import type { RuntimeConfig } from './query-runtime.js';
+import type { RuntimeConfig } from './runtime-config.js';
 import type { Wiring } from './wiring.js';
 
 /** What the driver made for this run that every host shares. */

@@ -1,25 +1,11 @@
-import type { MicroBatchTrigger } from '../../api/trigger.js';
 import type { CheckpointManager, RecoveryPoint } from '../../checkpoint/manager.js';
 import { generatedRows } from '../../connectors/registry.js';
 import { GeneratorSchedule } from '../../connectors/schedule.js';
+import type { MicroBatchTrigger } from '../../plan/trigger.js';
 import type { Clock } from '../time/clock.js';
 import type { TimerQueue } from '../time/timer-queue.js';
 import type { EpochCoordinator } from './epoch-coordinator.js';
 import type { Feeds, SourceFeeds } from './feeds.js';
-
-/** What a stateful task tells the driver at the end of a batch. */
-export interface StateReport {
-  readonly epoch: number;
-  readonly partition: number;
-  /** The watermark the next batch will use (−Infinity: none yet). */
-  readonly watermark: number;
-  /** What the task had heard of each watermark input (−Infinity: nothing). */
-  readonly inputs: readonly number[];
-  /** The earliest watermark at which the task's state would emit or evict (Infinity: never). */
-  readonly nextDue: number;
-  /** The earliest processing time at which a timer of the task falls due (Infinity: none). */
-  readonly nextTimerDue?: number;
-}
 
 /** What the micro-batch executor needs from the runtime that hosts it. */
 export interface MicroBatchHost {

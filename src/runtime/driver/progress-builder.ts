@@ -7,7 +7,7 @@ import type {
 import { isoTime } from '../../util/event-time.js';
 import type { TaskCounters } from '../messages.js';
 import type { Feeds } from './feeds.js';
-import type { RuntimeConfig } from './query-runtime.js';
+import type { RuntimeConfig } from './runtime-config.js';
 
 export interface ProgressInput {
   now: number;

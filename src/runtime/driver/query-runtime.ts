@@ -1,17 +1,12 @@
-import { availableParallelism } from 'node:os';
-import type { QueryOptions } from '../../api/query-options.js';
-import { isMicroBatch } from '../../api/trigger.js';
 import type { CheckpointManager, RecoveryPoint } from '../../checkpoint/manager.js';
-import type { ResolvedLayouts } from '../../connectors/layouts.js';
 import { sourceConnector } from '../../connectors/registry.js';
 import { SideOutputs } from '../../connectors/side-output/side-outputs.js';
 import { createSinkCommitter } from '../../connectors/sink-committer.js';
 import { ErrorCode, MillraceError } from '../../errors.js';
 import { LatencyAggregator } from '../../metrics/latency.js';
 import type { StreamingQueryProgress } from '../../metrics/progress.js';
-import type { AnalyzedPlan } from '../../plan/analyze.js';
 import { STATEFUL_KINDS } from '../../plan/nodes.js';
-import type { PhysicalPlan } from '../../plan/physical.js';
+import { isMicroBatch } from '../../plan/trigger.js';
 import { DoorbellTable } from '../channel/doorbell.js';
 import { FrameKind } from '../channel/frame-kind.js';
 import {
@@ -36,6 +31,7 @@ import { ProgressBuilder } from './progress-builder.js';
 import { Pump } from './pump.js';
 import { ReportRounds } from './report-rounds.js';
 import { Results } from './results.js';
+import { type RuntimeConfig, resolveWorkers } from './runtime-config.js';
 import { wire } from './wiring.js';
 
 /** What the runtime tells the query handle. */
@@ -51,33 +47,8 @@ export interface RuntimeListener {
   consoleLine(line: string, stream: 'stdout' | 'stderr'): void;
 }
 
-export interface RuntimeConfig {
-  /** The checkpoint the query writes, and where this run resumes from (both null: none). */
-  readonly checkpoint: CheckpointManager | null;
-  readonly recovery: RecoveryPoint | null;
-  /** The layouts of sources whose partitions were resolved at start, by key (see `connectors/layouts.ts`). */
-  readonly layouts: ResolvedLayouts;
-  readonly queryId: string;
-  readonly runId: string;
-  readonly name: string | null;
-  readonly jobUrl: string;
-  readonly params: Readonly<Record<string, string>>;
-  readonly plan: AnalyzedPlan;
-  readonly physical: PhysicalPlan;
-  readonly fingerprint: string;
-  readonly options: QueryOptions;
-  readonly defaultShufflePartitions: number;
-  readonly clock: Clock;
-  readonly wallOffset: number;
-}
-
 /** How long a failing query waits for workers to leave their loops before terminating them. */
 const ABORT_GRACE_MS = 2000;
-
-/** How many worker threads a query gets: as asked, else the cores, never more than its tasks. */
-export function resolveWorkers(options: QueryOptions): number {
-  return options.workers ?? Math.max(1, availableParallelism());
-}
 
 /**
  * The machinery that owns a running query's resources: the Piscina pool hosting its tasks, every

@@ -2,8 +2,9 @@ import { ErrorCode, invalidArgument, MillraceError } from '../../errors.js';
 import type { Clock } from '../time/clock.js';
 import { createTimerQueue } from '../time/timer-queue.js';
 import type { Feeds } from './feeds.js';
-import { QueryRuntime, type RuntimeConfig, type RuntimeListener } from './query-runtime.js';
+import { QueryRuntime, type RuntimeListener } from './query-runtime.js';
 import type { RestartDecision, RestartEvent, RestartTracker } from './restarts.js';
+import type { RuntimeConfig } from './runtime-config.js';
 
 /** How a restart ended: the next attempt runs, stop() came first, or the policy gave up. */
 export type RestartOutcome =

@@ -1,5 +1,5 @@
-import { backoffMs, type RestartPolicy } from '../../api/restart-policy.js';
 import { ErrorCode, type MillraceError } from '../../errors.js';
+import { backoffMs, type RestartPolicy } from '../../plan/restart-policy.js';
 
 /**
  * Failures a restart from the checkpoint can get past: user code or a worker failing while the

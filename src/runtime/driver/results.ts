@@ -1,16 +1,15 @@
-import type { OutputMode } from '../../api/output-mode.js';
 import type { DriverRows, ProgramOutput } from '../../connectors/contract.js';
 import { sinkConnector } from '../../connectors/registry.js';
 import type { SinkCommit } from '../../connectors/sink-runtime.js';
 import type { SinkSpec } from '../../connectors/spec.js';
+import type { OutputMode } from '../../plan/output-mode.js';
 import type { PhysicalPlan } from '../../plan/physical.js';
 import type { DoorbellTable } from '../channel/doorbell.js';
 import { FrameReader } from '../channel/frame-codec.js';
 import { FrameKind } from '../channel/frame-kind.js';
 import { TAG_KIND_MASK, tagArg } from '../channel/ring-layout.js';
 import { RingConsumer } from '../channel/spsc-ring.js';
-import type { DeadLetter, LateRow } from '../messages.js';
-import type { StateReport } from './micro-batch.js';
+import type { DeadLetter, LateRow, StateReport } from '../messages.js';
 import type { Wiring } from './wiring.js';
 
 /** Dead letters kept in memory; the `deadLetter` event sees every one. */

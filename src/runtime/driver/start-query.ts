@@ -1,20 +1,20 @@
 import { randomUUID } from 'node:crypto';
-import type { QueryOptionsInput } from '../../api/query-options.js';
-import { resolveQueryOptions } from '../../api/query-options.js';
 import type { LeaseTiming } from '../../checkpoint/lease.js';
 import { CheckpointManager, type RecoveryPoint } from '../../checkpoint/manager.js';
 import { checkSinkCapabilities } from '../../connectors/checks.js';
 import { withLayouts } from '../../connectors/layouts.js';
 import { resolveLayouts } from '../../connectors/resolve.js';
-import { checkSideOutputPolicies } from '../../connectors/side-output/target.js';
 import { invalidArgument } from '../../errors.js';
 import { checkAsyncProgressTracking, checkSinkMode, checkSourceEvolution } from '../../plan/analyze.js';
 import { planFingerprint } from '../../plan/fingerprint.js';
 import { keepsWholeRows, planPhysical } from '../../plan/physical.js';
+import type { QueryOptionsInput } from '../../plan/query-options.js';
+import { resolveQueryOptions } from '../../plan/query-options.js';
+import { checkSideOutputPolicies } from '../../plan/side-output-target.js';
 import { importJob, type JobLocation, jobUrlOf, planJob } from '../job-loader.js';
 import { type Clock, ManualClock, SystemClock } from '../time/clock.js';
 import { measureWallOffset } from '../time/precise-time.js';
-import { type RuntimeConfig, resolveWorkers } from './query-runtime.js';
+import { type RuntimeConfig, resolveWorkers } from './runtime-config.js';
 import { withSourceStarts } from './source-starts.js';
 import { StreamingQuery } from './streaming-query.js';
 

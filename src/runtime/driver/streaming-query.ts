@@ -13,9 +13,10 @@ import type {
   QueryState,
   QueryStatus,
 } from './query-handle-types.js';
-import { QueryRuntime, type RuntimeConfig, type RuntimeListener } from './query-runtime.js';
+import { QueryRuntime, type RuntimeListener } from './query-runtime.js';
 import { asMillraceError, carryOver, type RestartHost, RestartLoop } from './restart-loop.js';
 import { type RestartDecision, RestartTracker } from './restarts.js';
+import type { RuntimeConfig } from './runtime-config.js';
 
 export type {
   MemorySinkHandle,

@@ -1,6 +1,6 @@
-import type { BadRecordPolicy, LateRowPolicy } from '../../api/query-options.js';
 import type { LatencyRecorder } from '../../metrics/latency.js';
-import type { StaticIndex } from '../../operators/static-table.js';
+import type { StaticIndex } from '../../operators/contract.js';
+import type { BadRecordPolicy, LateRowPolicy } from '../../plan/query-options.js';
 import type { DoorbellTable } from '../channel/doorbell.js';
 import type { FrameWriter } from '../channel/frame-codec.js';
 import type { StateCheckpointSpec } from '../messages.js';

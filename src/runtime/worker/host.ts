@@ -1,9 +1,9 @@
-import type { BadRecordPolicy, LateRowPolicy } from '../../api/query-options.js';
 import type { ErrorLocation } from '../../errors.js';
 import { LatencyRecorder } from '../../metrics/latency.js';
-import type { StaticIndex } from '../../operators/static-table.js';
+import type { StaticIndex } from '../../operators/contract.js';
 import type { AnalyzedPlan } from '../../plan/analyze.js';
 import type { PhysicalPlan } from '../../plan/physical.js';
+import type { BadRecordPolicy, LateRowPolicy } from '../../plan/query-options.js';
 import { DoorbellTable } from '../channel/doorbell.js';
 import { FrameWriter } from '../channel/frame-codec.js';
 import { RingProducer } from '../channel/spsc-ring.js';

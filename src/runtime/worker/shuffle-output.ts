@@ -1,7 +1,7 @@
 import type { OperatorContext, OperatorRef } from '../../operators/contract.js';
+import { keyHasher } from '../../plan/partitioner.js';
 import type { StageOutput } from '../../plan/physical.js';
 import type { RingProducer } from '../channel/spsc-ring.js';
-import { keyHasher } from '../partitioner.js';
 import { originArg, type RowMeta } from './row-meta.js';
 import { type TaskOutput, WriterSet } from './task-output.js';
 

@@ -1,6 +1,9 @@
+import { readStaticFile } from '../../connectors/static-table.js';
 import { ErrorCode, MillraceError } from '../../errors.js';
-import { loadStaticIndex, type StaticIndex } from '../../operators/static-table.js';
+import type { StaticIndex } from '../../operators/contract.js';
+import { indexStaticTable } from '../../operators/static-table.js';
 import { type AnalyzedPlan, describeOperator } from '../../plan/analyze.js';
+import type { StaticTable } from '../../plan/join.js';
 import type { PhysicalPlan } from '../../plan/physical.js';
 import type { TaskSpec } from '../messages.js';
 
@@ -20,7 +23,7 @@ export async function loadStaticTables(
     for (const op of physical.stages[stage]!.chain) {
       if (op.node.kind !== 'staticJoin' || tables.has(op.id)) continue;
       try {
-        tables.set(op.id, await loadStaticIndex(op.node));
+        tables.set(op.id, indexStaticTable(op.node, await loadRows(op.node.table)));
       } catch (e) {
         throw new MillraceError(
           ErrorCode.SOURCE_READ_FAILED,
@@ -31,4 +34,14 @@ export async function loadStaticTables(
     }
   }
   return tables;
+}
+
+/** A static table's rows: what its function returns, or its file's rows (read by the files connector). */
+async function loadRows(table: StaticTable): Promise<Iterable<unknown>> {
+  if (table.kind === 'file') return readStaticFile(table.path, table.format);
+  const rows = await table.load();
+  if (rows == null || typeof (rows as Iterable<unknown>)[Symbol.iterator] !== 'function') {
+    throw new TypeError('the static table function must return (or resolve to) an iterable of rows');
+  }
+  return rows;
 }

@@ -1,8 +1,8 @@
+import { StateCheckpointer } from '../../checkpoint/state-checkpointer.js';
 import type { RowSink, StatefulOperator } from '../../operators/contract.js';
 import { hasTwoInputs } from '../../operators/contract.js';
 import type { AnalyzedPlan } from '../../plan/analyze.js';
 import { type PhysicalPlan, type StagePlan, watermarksCarried } from '../../plan/physical.js';
-import { StateCheckpointer } from '../../state/state-checkpointer.js';
 import { FrameKind } from '../channel/frame-kind.js';
 import type { HostContext } from './host-context.js';
 import { WatermarkTracker } from './watermark-tracker.js';

@@ -1,12 +1,17 @@
 import { performance } from 'node:perf_hooks';
+import type { StateCheckpointer } from '../../checkpoint/state-checkpointer.js';
 import { ErrorCode, MillraceError, serializeError } from '../../errors.js';
-import type { OperatorContext, OperatorRef, RowSink, StatefulOperator } from '../../operators/contract.js';
+import type {
+  OperatorContext,
+  OperatorRef,
+  RowSink,
+  StatefulOperator,
+  StaticIndex,
+} from '../../operators/contract.js';
 import { buildChain, isStateful } from '../../operators/index.js';
-import type { StaticIndex } from '../../operators/static-table.js';
 import { type EventTimeStats, WatermarkOperator } from '../../operators/watermark.js';
 import type { AnalyzedPlan } from '../../plan/analyze.js';
 import type { PhysicalPlan, StagePlan } from '../../plan/physical.js';
-import type { StateCheckpointer } from '../../state/state-checkpointer.js';
 import { FrameKind, frameKindName } from '../channel/frame-kind.js';
 import { TAG_KIND_MASK, tagArg } from '../channel/ring-layout.js';
 import { RingConsumer, RingProducer } from '../channel/spsc-ring.js';

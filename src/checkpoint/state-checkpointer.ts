@@ -1,7 +1,9 @@
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { crc32 } from 'node:zlib';
-import { writeChunksAtomic } from '../checkpoint/files.js';
+import { KEY_GROUPS } from '../state/key-groups.js';
+import type { CheckpointedStore, EncodedChunk, StateCheckpoint } from '../state/store-contract.js';
+import { writeChunksAtomic } from './files.js';
 import {
   decodeStatePiece,
   type OpenedStateFile,
@@ -17,9 +19,7 @@ import {
   type StateFileHeader,
   type StateFilePiece,
   stateFileName,
-} from '../checkpoint/state-files.js';
-import { KEY_GROUPS } from './key-groups.js';
-import type { CheckpointedStore, EncodedChunk, StateCheckpoint } from './state-store.js';
+} from './state-files.js';
 
 export interface StateCheckpointerHooks {
   /** The state of `epoch` is durable. */

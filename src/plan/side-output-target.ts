@@ -1,5 +1,5 @@
-import { invalidArgument } from '../../errors.js';
-import { type Brokers, type KafkaClientSettings, parseBrokers } from '../kafka/client.js';
+import { invalidArgument } from '../errors.js';
+import { type Brokers, type KafkaClientSettings, parseBrokers } from './kafka-settings.js';
 
 /**
  * Where a query writes its dead letters (`deadLetters`) or its late rows (`lateRows`), besides

@@ -1,4 +1,4 @@
-import type { KeySpec } from '../plan/nodes.js';
+import type { KeySpec } from './nodes.js';
 
 /**
  * Stable hashing of keys to partitions. Stable means: the same key maps to the same partition in

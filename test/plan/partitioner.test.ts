@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import fc from 'fast-check';
-import { keyHasher, stableHash } from '../../src/runtime/partitioner.js';
+import { keyHasher, stableHash } from '../../src/plan/partitioner.js';
 
 describe('stable key hashing', () => {
   it('gives fixed values, so partitioning is the same in every thread, run and version', () => {

@@ -1,0 +1,100 @@
+import { invalidArgument } from '../errors.js';
+
+/**
+ * A column expression, used by `select` and `withColumn`:
+ * - a string names a column of the input row (`'amount'`);
+ * - a function computes a value from the whole row (`(p) => p.amount * 100`);
+ * - `lit(value)` is a constant;
+ * - a scalar UDF applied to expressions (`riskScore('amount', 'country')`).
+ */
+export type ColumnExpr<T = any> = string | ((row: T) => unknown) | Literal | UdfCall;
+
+export interface Literal {
+  readonly kind: 'lit';
+  readonly value: unknown;
+}
+
+export interface UdfCall {
+  readonly kind: 'udf';
+  readonly udf: ScalarUdf;
+  readonly args: readonly ColumnExpr[];
+}
+
+/** A named scalar user-defined function: called once per row with the values of its arguments. */
+export interface ScalarUdf<A extends unknown[] = any[], R = unknown> {
+  (...args: ColumnExpr[]): UdfCall;
+  readonly udfName: string;
+  readonly fn: (...args: A) => R;
+}
+
+/** A constant column. @example stream.withColumn('source', lit('web')) */
+export function lit(value: unknown): Literal {
+  return Object.freeze({ kind: 'lit', value });
+}
+
+/**
+ * Defines a scalar UDF. Its name appears in plans and in errors when it throws.
+ *
+ * @example
+ * const risk = udf('risk', (amount: number, country: string) => (country === 'XX' ? 1 : amount / 1e4));
+ * payments.withColumn('risk', risk('amount', 'country'));
+ */
+export function udf<A extends unknown[], R>(name: string, fn: (...args: A) => R): ScalarUdf<A, R> {
+  if (typeof name !== 'string' || name === '')
+    throw invalidArgument('udf(name, fn): name must be a non-empty string');
+  if (typeof fn !== 'function') throw invalidArgument(`udf('${name}', fn): fn must be a function`);
+  const call = (...args: ColumnExpr[]): UdfCall => {
+    for (const a of args) checkExpr(a, `${name}(...)`);
+    return Object.freeze({ kind: 'udf', udf: callable, args: Object.freeze([...args]) });
+  };
+  const callable = Object.assign(call, { udfName: name, fn }) as ScalarUdf<A, R>;
+  return Object.freeze(callable);
+}
+
+export function checkExpr(e: unknown, where: string): asserts e is ColumnExpr {
+  if (typeof e === 'string' || typeof e === 'function') return;
+  if (typeof e === 'object' && e !== null && ((e as Literal).kind === 'lit' || (e as UdfCall).kind === 'udf'))
+    return;
+  throw invalidArgument(`${where}: expected a column name, a function of the row, lit(value) or a UDF call`);
+}
+
+/** Compiles an expression into a function of the row (once, at task start; never per row). */
+export function compileExpr(e: ColumnExpr): (row: any) => unknown {
+  if (typeof e === 'string') return (row) => (row == null ? undefined : row[e]);
+  if (typeof e === 'function') return e;
+  if (e.kind === 'lit') {
+    const v = e.value;
+    return () => v;
+  }
+  const fn = e.udf.fn;
+  const args = e.args.map(compileExpr);
+  switch (args.length) {
+    case 0:
+      return () => fn();
+    case 1: {
+      const a = args[0]!;
+      return (row) => fn(a(row));
+    }
+    case 2: {
+      const a = args[0]!;
+      const b = args[1]!;
+      return (row) => fn(a(row), b(row));
+    }
+    default:
+      return (row) => fn(...args.map((g) => g(row)));
+  }
+}
+
+/** Human-readable form for plans and errors. */
+export function describeExpr(e: ColumnExpr): string {
+  if (typeof e === 'string') return e;
+  if (typeof e === 'function') return e.name ? `${e.name}(row)` : '<function>';
+  if (e.kind === 'lit') return JSON.stringify(e.value) ?? String(e.value);
+  return `${e.udf.udfName}(${e.args.map(describeExpr).join(', ')})`;
+}
+
+/** Names of the UDFs an expression calls (for error locations). */
+export function udfNames(e: ColumnExpr): string[] {
+  if (typeof e === 'object' && e.kind === 'udf') return [e.udf.udfName, ...e.args.flatMap(udfNames)];
+  return [];
+}
