@@ -1,5 +1,5 @@
+import { detectFraud, readPayments } from '../../demo/fraud-pipeline.js';
 import { defineJob } from '../../index.js';
-import { detectFraud, readPayments } from '../demo/fraud-pipeline.js';
 import { FraudVerdicts } from './fraud-verdicts.js';
 import { blackholeSink, probedGenerate } from './job-probes.js';
 

@@ -4,7 +4,7 @@ import {
   StatefulProcessor,
   type TimerValues,
 } from '../../api/stateful-processor.js';
-import { FraudDetector, type ScoredPayment } from '../demo/detector.js';
+import { FraudDetector, type ScoredPayment } from '../../demo/detector.js';
 
 /** What `millrace bench fraud` emits: one small row per payment (and per expired silence timer). */
 export interface Verdict {

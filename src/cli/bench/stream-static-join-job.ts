@@ -1,5 +1,5 @@
+import { joinMerchantRisk, readPayments } from '../../demo/fraud-pipeline.js';
 import { defineJob } from '../../index.js';
-import { joinMerchantRisk, readPayments } from '../demo/fraud-pipeline.js';
 import { blackholeSink, probedGenerate } from './job-probes.js';
 
 /**

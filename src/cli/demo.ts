@@ -2,16 +2,16 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
-import { startQuery } from '../../runtime/driver/start-query.js';
-import type { StreamingQuery } from '../../runtime/driver/streaming-query.js';
-import { parseDuration } from '../../util/duration.js';
-import { reportError, wantsStacks } from '../error-report.js';
-import { formatCount, progressStatus } from '../format.js';
-import { type CliIO, ExitCode } from '../io.js';
-import { describe, superviseQuery } from '../run.js';
-import { StatusLine } from '../status-line.js';
-import type { Alert } from './detector.js';
-import type { WindowSpend } from './spend-job.js';
+import type { Alert } from '../demo/detector.js';
+import type { WindowSpend } from '../demo/spend-job.js';
+import { startQuery } from '../runtime/driver/start-query.js';
+import type { StreamingQuery } from '../runtime/driver/streaming-query.js';
+import { parseDuration } from '../util/duration.js';
+import { reportError, wantsStacks } from './error-report.js';
+import { formatCount, progressStatus } from './format.js';
+import { type CliIO, ExitCode } from './io.js';
+import { describe, superviseQuery } from './run.js';
+import { StatusLine } from './status-line.js';
 
 export const DEMO_USAGE = `Usage: millrace demo [--rate N] [--duration d] [--checkpoint dir]
 
@@ -88,7 +88,7 @@ async function runDemo(rate: number, durationMs: number, checkpoints: string, io
       `checkpoints in ${checkpoints}\n`,
   );
   const start = (name: string, sink: (line: string) => void) =>
-    startQuery(new URL(`./${name}-job.js`, import.meta.url), {
+    startQuery(new URL(`../demo/${name}-job.js`, import.meta.url), {
       params: { rate },
       checkpointLocation: join(checkpoints, name),
       console: sink,

@@ -1,10 +1,10 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { CardPaymentStream } from '../../src/cli/demo/card-payments.js';
-import { type Alert, SILENCE_MS } from '../../src/cli/demo/detector.js';
+import { CardPaymentStream } from '../../src/demo/card-payments.js';
+import { type Alert, SILENCE_MS } from '../../src/demo/detector.js';
 import { startQuery } from '../../src/index.js';
 
-const job = new URL('../../src/cli/demo/fraud-job.js', import.meta.url);
+const job = new URL('../../src/demo/fraud-job.js', import.meta.url);
 
 describe('the fraud demo', () => {
   it('alerts every injected fraud and no clean card', async () => {

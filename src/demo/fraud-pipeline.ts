@@ -1,9 +1,9 @@
-import { udf } from '../../api/expressions.js';
-import type { JobContext } from '../../api/job.js';
-import { statics } from '../../api/join.js';
-import type { ProcessorSource } from '../../api/stateful-processor.js';
-import type { Stream } from '../../api/stream.js';
-import { sources } from '../../connectors/index.js';
+import { udf } from '../api/expressions.js';
+import type { JobContext } from '../api/job.js';
+import { statics } from '../api/join.js';
+import type { ProcessorSource } from '../api/stateful-processor.js';
+import type { Stream } from '../api/stream.js';
+import { sources } from '../connectors/index.js';
 import {
   CardPaymentStream,
   type MerchantRisk,

@@ -5,7 +5,7 @@ import {
   StatefulProcessor,
   type TimerValues,
   type ValueState,
-} from '../../api/stateful-processor.js';
+} from '../api/stateful-processor.js';
 import { distanceKm, type FraudKind, type Payment } from './card-payments.js';
 
 /** A payment as the detector gets it: scored against the card's usual spend, with its merchant's risk. */

@@ -1,6 +1,6 @@
-import { defineJob } from '../../api/job.js';
-import { Trigger } from '../../api/trigger.js';
-import { sinks } from '../../connectors/index.js';
+import { defineJob } from '../api/job.js';
+import { Trigger } from '../api/trigger.js';
+import { sinks } from '../connectors/index.js';
 import { FraudDetector } from './detector.js';
 import { detectFraud, readPayments } from './fraud-pipeline.js';
 

@@ -1,8 +1,8 @@
-import { agg } from '../../api/aggregates.js';
-import { defineJob } from '../../api/job.js';
-import { Trigger } from '../../api/trigger.js';
-import { window } from '../../api/window.js';
-import { sinks } from '../../connectors/index.js';
+import { agg } from '../api/aggregates.js';
+import { defineJob } from '../api/job.js';
+import { Trigger } from '../api/trigger.js';
+import { window } from '../api/window.js';
+import { sinks } from '../connectors/index.js';
 import { readPayments } from './fraud-pipeline.js';
 
 /** One card's spend in one window, as the demo's second query emits it. */

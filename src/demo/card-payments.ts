@@ -16,8 +16,8 @@
  * The `+ 13` keeps the legs of different incidents on different offsets (for rates ≥ 100/s).
  */
 
-import { fmix32 } from '../../runtime/partitioner.js';
-import { numbered } from '../../util/numbered.js';
+import { fmix32 } from '../runtime/partitioner.js';
+import { numbered } from '../util/numbered.js';
 
 export interface Payment {
   txId: string;
