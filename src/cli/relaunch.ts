@@ -1,5 +1,5 @@
 import { spawn } from 'node:child_process';
-import v8 from 'node:v8';
+import { GC_FLAG } from '../util/gc-settings.js';
 import { type ProcessRef, selfRef, setSupervisor } from '../util/process-identity.js';
 
 /**
@@ -27,8 +27,6 @@ import { type ProcessRef, selfRef, setSupervisor } from '../util/process-identit
  * child needs to end rather than failing (docs/operations.md, "One run per checkpoint").
  */
 export type GcMode = 'single' | 'parallel';
-
-export const GC_FLAG = '--single-threaded-gc';
 
 /** Benchmarks whose query holds little state for what it allocates: they run `single`. */
 const SMALL_STATE_BENCHES = new Set([
@@ -108,30 +106,6 @@ export function gcMode(argv: readonly string[], env: NodeJS.ProcessEnv = process
   const mode =
     asked ?? (args[0] === 'bench' && SMALL_STATE_BENCHES.has(args[1] ?? '') ? 'single' : 'parallel');
   return { mode, heapGrowth, args };
-}
-
-/** The old generation's growth this process set (see {@link setHeapGrowth}); null: V8's own. */
-let heapGrowthSet: number | null = null;
-
-/**
- * Has V8 let the old generation grow `percent` between full collections, in every thread of the
- * process (V8 reads the flag at each full collection, so it applies from the next one on). Leaves
- * V8's heuristics alone for 0, and when node was started with `--heap-growing-percent` itself.
- */
-export function setHeapGrowth(percent: number, execArgv: readonly string[] = process.execArgv): void {
-  if (percent === 0 || execArgv.some((a) => a.startsWith('--heap-growing-percent'))) return;
-  v8.setFlagsFromString(`--heap-growing-percent=${percent}`);
-  heapGrowthSet = percent;
-}
-
-/** The old generation's growth set by {@link setHeapGrowth}, or null when V8 chooses. */
-export function heapGrowthInForce(): number | null {
-  return heapGrowthSet;
-}
-
-/** Whether the process collects garbage single-threaded. */
-export function singleThreadedGc(): boolean {
-  return process.execArgv.includes(GC_FLAG);
 }
 
 /** Runs `script args` in a node with {@link GC_FLAG}; resolves with its exit code. */
