@@ -8,10 +8,11 @@
  */
 import { isNativeAccelerationEnabled, Packr, RESET_BUFFER_MODE, REUSE_BUFFER_MODE, Unpackr } from 'msgpackr';
 import { Bench } from 'tinybench';
+import type { Payment } from '../../src/demo/payments.js';
 import { FrameReader, FrameWriter } from '../../src/runtime/channel/frame-codec.js';
 import { DATA_PREFIX_BYTES } from '../../src/runtime/channel/frame-kind.js';
 import { createRing, RingConsumer, RingProducer } from '../../src/runtime/channel/spsc-ring.js';
-import { type Payment, paymentPool } from '../common.js';
+import { paymentPool } from '../common.js';
 
 const BATCH = 1000;
 const POOL = 1024; // a power of two

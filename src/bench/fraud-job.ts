@@ -5,7 +5,7 @@ import { blackholeSink, probedGenerate } from './job-probes.js';
 
 /**
  * The job of `millrace bench fraud` (E4): the fraud demo's detector query (fraud-pipeline.ts) on
- * the demo's payments with injected fraud (card-payments.ts: each clean card pays once every 20 s,
+ * the demo's payments with injected fraud (src/demo/payments.ts: each clean card pays once every 20 s,
  * so the detector holds state for ≈ 20 × rate cards once the run is 20 s old), with
  * {@link FraudVerdicts} in place of the detector's alerts — one verdict per payment — and a
  * blackhole foreach sink, so the engine records the e2e latency of every payment at the sink, from

@@ -1,5 +1,6 @@
+import type { Payment } from '../demo/payments.js';
 import { defineJob, sinks, sources } from '../index.js';
-import { enrich, type Payment, screen } from './payments.js';
+import { enrich, screen } from './stateless-stage.js';
 
 /**
  * The job of `millrace bench idle` (I1): the stateless scenario's pipeline on a memory source that

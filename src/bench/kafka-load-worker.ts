@@ -1,8 +1,8 @@
 import { parentPort, workerData } from 'node:worker_threads';
 import type { Message } from 'kafkajs';
 import { kafkaClient } from '../connectors/kafka/client.js';
+import { keyedPayment } from '../demo/payments.js';
 import { dueRows, scheduledAt } from './kafka-load-schedule.js';
-import { keyedPayment } from './payments.js';
 
 /** What the load generator is told (see kafka-load.ts). */
 export interface KafkaLoadSpec {

@@ -1,5 +1,5 @@
+import type { Payment } from '../demo/payments.js';
 import { agg, defineJob, sinks, sources, window } from '../index.js';
-import type { Payment } from './payments.js';
 
 /**
  * The job of `millrace bench stateless|windowed-count --kafka <brokers>` (K1, K2): card payments

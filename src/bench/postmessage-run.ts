@@ -3,9 +3,9 @@ import { MessageChannel, Worker } from 'node:worker_threads';
 import * as hdr from 'hdr-histogram-js';
 import { GeneratorSchedule } from '../connectors/generator/reader.js';
 import { sources } from '../connectors/index.js';
+import { payment } from '../demo/payments.js';
 import { summarize } from '../metrics/latency.js';
 import { workerExecArgv } from '../util/worker-exec-argv.js';
-import { payment } from './payments.js';
 import {
   type BaselineEvent,
   DEFAULT_MAX_IN_FLIGHT,

@@ -12,7 +12,7 @@ import { parentPort, workerData } from 'node:worker_threads';
 import * as hdr from 'hdr-histogram-js';
 import { GeneratorSchedule } from '../connectors/generator/reader.js';
 import { sources } from '../connectors/index.js';
-import { enrich, type Payment, payment, screen } from './payments.js';
+import { type Payment, payment } from '../demo/payments.js';
 import {
   type BaselineEvent,
   type BaselineWorkerData,
@@ -24,6 +24,7 @@ import {
   type ProcessorData,
   sharedNow,
 } from './postmessage-protocol.js';
+import { enrich, screen } from './stateless-stage.js';
 
 /** Rows posted per turn of the generator's loop at most, so a stop request is seen promptly. */
 const POST_BUDGET = 1024;

@@ -1,6 +1,7 @@
+import { type Payment, payment } from '../demo/payments.js';
 import { defineJob, sources } from '../index.js';
 import { blackholeSink, probedGenerate } from './job-probes.js';
-import { enrich, type Payment, payment, screen } from './payments.js';
+import { enrich, screen } from './stateless-stage.js';
 
 /**
  * The job of `millrace bench stateless` (E1, T1): generated card payments at a constant rate

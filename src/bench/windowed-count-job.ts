@@ -1,7 +1,7 @@
+import { DEFAULT_CARDS, keyedPayment, type Payment } from '../demo/payments.js';
 import { agg, defineJob, sources, Trigger, window } from '../index.js';
 import { reportFirstRow } from './first-row-probe.js';
 import { blackholeSink, probedGenerate } from './job-probes.js';
-import { DEFAULT_CARDS, keyedPayment, type Payment } from './payments.js';
 
 /**
  * The job of `millrace bench windowed-count` (E2, T2) and `millrace bench checkpoint` (E3, C1):

@@ -6,7 +6,7 @@ import {
   type TimerValues,
   type ValueState,
 } from '../api/stateful-processor.js';
-import { distanceKm, type FraudKind, type Payment } from './card-payments.js';
+import { distanceKm, type FraudKind, type Payment } from './payments.js';
 
 /** A payment as the detector gets it: scored against the card's usual spend, with its merchant's risk. */
 export interface ScoredPayment extends Payment {

@@ -8,7 +8,7 @@ export type { Alert } from './detector.js';
 
 /**
  * The fraud demo's detector: card payments from a generator (with injected fraud, see
- * card-payments.ts) → a risk score (a scalar UDF) → the merchant's risk level and category (a
+ * payments.ts) → a risk score (a scalar UDF) → the merchant's risk level and category (a
  * stream–static join against the merchant-risk table, loaded once per worker) → a watermark 2 s
  * behind the payment times → grouped by card → the {@link FraudDetector} (transformWithState with
  * TTL'd state and event-time timers) → alerts on the console (see fraud-pipeline.ts). Parameters:

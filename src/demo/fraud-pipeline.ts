@@ -4,14 +4,14 @@ import { statics } from '../api/join.js';
 import type { ProcessorSource } from '../api/stateful-processor.js';
 import type { Stream } from '../api/stream.js';
 import { sources } from '../connectors/index.js';
+import type { ScoredPayment } from './detector.js';
 import {
   CardPaymentStream,
   type MerchantRisk,
   merchantRiskTable,
   type Payment,
   usualSpend,
-} from './card-payments.js';
-import type { ScoredPayment } from './detector.js';
+} from './payments.js';
 
 /**
  * The stages of the fraud demo's detector query, shared with the benchmarks that measure it
@@ -19,7 +19,7 @@ import type { ScoredPayment } from './detector.js';
  */
 
 /**
- * The demo's generated payments with injected fraud (card-payments.ts), `rate` a second over
+ * The demo's generated payments with injected fraud (payments.ts), `rate` a second over
  * `partitions` generator partitions; `wrap` may wrap the generator (a benchmark's clock probe).
  */
 export function readPayments(

@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { runKafkaLoop } from '../../src/bench/kafka-loop.js';
 import { renderKafkaLoopReport } from '../../src/bench/millrace-report.js';
-import { DEFAULT_CARDS } from '../../src/bench/payments.js';
+import { DEFAULT_CARDS } from '../../src/demo/payments.js';
 import { TestBroker } from '../kafka/broker/index.js';
 import { assertEveryRowRecorded, assertLatency } from './assert-run.js';
 import { NEVER, progressIO, smokeRun } from './progress-io.js';

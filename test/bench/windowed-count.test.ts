@@ -4,9 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { renderWindowedCountReport } from '../../src/bench/millrace-report.js';
-import { keyedPayment } from '../../src/bench/payments.js';
 import { runWindowedCount } from '../../src/bench/windowed-count.js';
-import { numbered } from '../../src/util/numbered.js';
 import { NEVER, progressIO, smokeRun } from './progress-io.js';
 
 describe('the windowed-count benchmark', () => {
@@ -99,33 +97,5 @@ describe('the windowed-count benchmark', () => {
     } finally {
       rmSync(out, { recursive: true, force: true });
     }
-  });
-});
-
-describe('the keyed payments of windowed-count', () => {
-  it('are a pure function of partition and offset, stamped with the scheduled time', () => {
-    const generate = keyedPayment(100, 2);
-    assert.deepEqual(generate(1, 7, 1234), generate(1, 7, 1234));
-    assert.equal(generate(0, 3, 42).ts, 42);
-    assert.notEqual(generate(0, 3, 42).txId, generate(1, 3, 42).txId);
-  });
-
-  it('spread over exactly the number of cards asked for', () => {
-    const generate = keyedPayment(100, 2);
-    const cards = new Set<string>();
-    for (let offset = 0; offset < 1000; offset++) {
-      for (let partition = 0; partition < 2; partition++) cards.add(generate(partition, offset, 0).cardId);
-    }
-    assert.equal(cards.size, 100);
-    for (const c of cards) assert.match(c, /^card-\d{1,2}$/);
-  });
-
-  it('number their cards and transactions with the same text as String(n)', () => {
-    for (const n of [0, 7, 999, 1000, 1001, 20_304, 999_999, 1_000_000, 123_456_789, 2 ** 40 + 5]) {
-      assert.equal(numbered('card-', n), `card-${n}`);
-    }
-    assert.equal(numbered('card-', 42, 6), 'card-000042');
-    assert.equal(numbered('card-', 1_234_567, 6), 'card-1234567', 'a longer number is not cut');
-    assert.equal(keyedPayment(100, 2)(1, 123_456, 0).txId, 'tx-1-123456');
   });
 });

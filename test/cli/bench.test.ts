@@ -1,7 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { IdleResult } from '../../src/bench/idle.js';
-import { DEFAULT_CARDS } from '../../src/bench/payments.js';
 import { BENCH_USAGE, runBench } from '../../src/cli/bench/index.js';
 import {
   parseCheckpointArgs,
@@ -14,6 +13,7 @@ import {
   splitKafkaArgs,
 } from '../../src/cli/bench/scenario-args.js';
 import { ExitCode } from '../../src/cli/io.js';
+import { DEFAULT_CARDS } from '../../src/demo/payments.js';
 import { fakeIO } from './fake-io.js';
 
 /** The options every latency scenario shares, as parsed from an empty command line. */

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { CardPaymentStream } from '../../src/demo/card-payments.js';
 import { type Alert, SILENCE_MS } from '../../src/demo/detector.js';
+import { CardPaymentStream } from '../../src/demo/payments.js';
 import { startQuery } from '../../src/index.js';
 
 const job = new URL('../../src/demo/fraud-job.js', import.meta.url);

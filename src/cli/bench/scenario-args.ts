@@ -9,7 +9,6 @@ import type { CheckpointOptions } from '../../bench/checkpoint.js';
 import { type FraudOptions, fraudDescription } from '../../bench/fraud.js';
 import { IDLE_DESCRIPTION, type IdleOptions } from '../../bench/idle.js';
 import type { KafkaLoopOptions } from '../../bench/kafka-loop.js';
-import { DEFAULT_CARDS } from '../../bench/payments.js';
 import { STATELESS_DESCRIPTION, type StatelessOptions } from '../../bench/stateless.js';
 import { type StreamStaticJoinOptions, streamStaticJoinDescription } from '../../bench/stream-static-join.js';
 import {
@@ -25,6 +24,7 @@ import {
 } from '../../bench/targets.js';
 import { SYSTEMS, type SystemName } from '../../bench/types.js';
 import { type WindowedCountOptions, windowedCountDescription } from '../../bench/windowed-count.js';
+import { DEFAULT_CARDS } from '../../demo/payments.js';
 import { parseBenchArgs, parseDurationOption, parsePositiveInt, UsageError } from './options.js';
 
 export const STATELESS_USAGE = `millrace bench stateless [options]
