@@ -123,9 +123,12 @@ function add(name: string, ops: number, fn: () => void): void {
   const sab = createRing(1 << 20);
   const w = new FrameWriter(new RingProducer(sab));
   const r = new FrameReader(new RingConsumer(sab));
-  add('FrameWriter.writeData + poll + FrameReader.readRow + release', BATCH, () => {
+  // The writer stages its rows and publishes them every few frames; one row at a time, each row
+  // is published before the reader polls for it.
+  add('FrameWriter.writeData + publish + poll + FrameReader.readRow + release', BATCH, () => {
     for (let i = 0; i < BATCH; i++) {
       w.writeData(pool[i & (POOL - 1)], 0, i, i, 0);
+      w.publish();
       r.ring.poll();
       sink += (r.readRow() as Payment).amount;
       r.ring.release();
