@@ -13,7 +13,7 @@ import { type ProcessRef, selfRef, setSupervisor } from '../util/process-identit
  * allocation rate gains from `single`: E2 (`millrace bench windowed-count`) measured p99 ≈ 4 ms
  * against 12–17 ms. A query with a large, churning state needs the helpers to mark its old
  * generation concurrently: E4 (`millrace bench fraud`, millions of state rows) measured p99
- * 11.7 ms with them and 51.5 ms without, and half the throughput (docs/benchmarks.md).
+ * 11.7 ms with them and 51.5 ms without, and half the throughput (docs/benchmark-history.md, E4).
  *
  * `--gc single|parallel` (anywhere on the command line) or MILLRACE_GC chooses; without either,
  * the benchmarks of small state (stateless, windowed-count, checkpoint, stream-static-join, idle)
@@ -63,7 +63,7 @@ function decodeRef(value: string): ProcessRef | null {
  * threads that take a CPU from the other worker meanwhile — 50–80 ms during which rows wait, and
  * E4's p99 (`millrace bench fraud`) at 2.7–10 ms. With 400 % a 60-s window saw two full
  * collections (both workers) instead of 14, and p99 1.1–2.0 ms in the 16 runs measured
- * (docs/benchmarks.md). The cost is memory: garbage that survived to the old generation stays
+ * (docs/benchmark-history.md, E4). The cost is memory: garbage that survived to the old generation stays
  * until the next full collection.
  */
 export const DEFAULT_HEAP_GROWTH = 400;
