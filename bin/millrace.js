@@ -1,7 +1,8 @@
 #!/usr/bin/env node
 // The CLI is compiled TypeScript (npm install runs the build through the `prepare` script).
 import { fileURLToPath } from 'node:url';
-import { followParent, gcMode, relaunch, setHeapGrowth, singleThreadedGc } from '../dist/src/cli/relaunch.js';
+import { followParent, gcMode, relaunch } from '../dist/src/cli/relaunch.js';
+import { setHeapGrowth, singleThreadedGc } from '../dist/src/util/gc-settings.js';
 
 let chosen;
 try {

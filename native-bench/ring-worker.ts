@@ -11,12 +11,13 @@
  * Consumers time the frames after the warm-up ones; the harness never spins itself.
  */
 import { parentPort } from 'node:worker_threads';
+import type { Payment } from '../src/demo/payments.js';
 import { DoorbellTable } from '../src/runtime/channel/doorbell.js';
 import { FrameReader, FrameWriter } from '../src/runtime/channel/frame-codec.js';
 import { FrameKind } from '../src/runtime/channel/frame-kind.js';
 import { tagKind } from '../src/runtime/channel/ring-layout.js';
 import { RingConsumer, RingProducer } from '../src/runtime/channel/spsc-ring.js';
-import { latencyStats, type Payment, paymentPool } from './common.js';
+import { latencyStats, paymentPool } from './common.js';
 
 export type Job =
   | { kind: 'tput-producer'; ring: SharedArrayBuffer; total: number; payloadBytes: number; fill: PayloadFill }

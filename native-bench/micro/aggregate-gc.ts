@@ -14,7 +14,7 @@
  */
 import { constants, PerformanceObserver } from 'node:perf_hooks';
 import { getHeapSpaceStatistics } from 'node:v8';
-import { keyedPayment } from '../../src/cli/bench/payments.js';
+import { keyedPayment } from '../../src/demo/payments.js';
 import { keyHasher } from '../../src/plan/partitioner.js';
 import { FrameReader, FrameWriter } from '../../src/runtime/channel/frame-codec.js';
 import { createRing, RingConsumer, RingProducer } from '../../src/runtime/channel/spsc-ring.js';

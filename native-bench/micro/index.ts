@@ -8,10 +8,11 @@
  */
 import { isNativeAccelerationEnabled, Packr, RESET_BUFFER_MODE, REUSE_BUFFER_MODE, Unpackr } from 'msgpackr';
 import { Bench } from 'tinybench';
+import type { Payment } from '../../src/demo/payments.js';
 import { FrameReader, FrameWriter } from '../../src/runtime/channel/frame-codec.js';
 import { DATA_PREFIX_BYTES } from '../../src/runtime/channel/frame-kind.js';
 import { createRing, RingConsumer, RingProducer } from '../../src/runtime/channel/spsc-ring.js';
-import { type Payment, paymentPool } from '../common.js';
+import { paymentPool } from '../common.js';
 
 const BATCH = 1000;
 const POOL = 1024; // a power of two
@@ -122,9 +123,12 @@ function add(name: string, ops: number, fn: () => void): void {
   const sab = createRing(1 << 20);
   const w = new FrameWriter(new RingProducer(sab));
   const r = new FrameReader(new RingConsumer(sab));
-  add('FrameWriter.writeData + poll + FrameReader.readRow + release', BATCH, () => {
+  // The writer stages its rows and publishes them every few frames; one row at a time, each row
+  // is published before the reader polls for it.
+  add('FrameWriter.writeData + publish + poll + FrameReader.readRow + release', BATCH, () => {
     for (let i = 0; i < BATCH; i++) {
       w.writeData(pool[i & (POOL - 1)], 0, i, i, 0);
+      w.publish();
       r.ring.poll();
       sink += (r.readRow() as Payment).amount;
       r.ring.release();

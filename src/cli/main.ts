@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { runBench } from './bench/index.js';
 import { checkpointCommand } from './checkpoint.js';
-import { demoCommand } from './demo/command.js';
+import { demoCommand } from './demo.js';
 import { type CliIO, ExitCode, processIO } from './io.js';
 import { runCommand } from './run.js';
 

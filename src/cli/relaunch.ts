@@ -1,5 +1,5 @@
 import { spawn } from 'node:child_process';
-import v8 from 'node:v8';
+import { GC_FLAG } from '../util/gc-settings.js';
 import { type ProcessRef, selfRef, setSupervisor } from '../util/process-identity.js';
 
 /**
@@ -13,7 +13,7 @@ import { type ProcessRef, selfRef, setSupervisor } from '../util/process-identit
  * allocation rate gains from `single`: E2 (`millrace bench windowed-count`) measured p99 ≈ 4 ms
  * against 12–17 ms. A query with a large, churning state needs the helpers to mark its old
  * generation concurrently: E4 (`millrace bench fraud`, millions of state rows) measured p99
- * 11.7 ms with them and 51.5 ms without, and half the throughput (docs/benchmarks.md).
+ * 11.7 ms with them and 51.5 ms without, and half the throughput (docs/benchmark-history.md, E4).
  *
  * `--gc single|parallel` (anywhere on the command line) or MILLRACE_GC chooses; without either,
  * the benchmarks of small state (stateless, windowed-count, checkpoint, stream-static-join, idle)
@@ -27,8 +27,6 @@ import { type ProcessRef, selfRef, setSupervisor } from '../util/process-identit
  * child needs to end rather than failing (docs/operations.md, "One run per checkpoint").
  */
 export type GcMode = 'single' | 'parallel';
-
-export const GC_FLAG = '--single-threaded-gc';
 
 /** Benchmarks whose query holds little state for what it allocates: they run `single`. */
 const SMALL_STATE_BENCHES = new Set([
@@ -65,7 +63,7 @@ function decodeRef(value: string): ProcessRef | null {
  * threads that take a CPU from the other worker meanwhile — 50–80 ms during which rows wait, and
  * E4's p99 (`millrace bench fraud`) at 2.7–10 ms. With 400 % a 60-s window saw two full
  * collections (both workers) instead of 14, and p99 1.1–2.0 ms in the 16 runs measured
- * (docs/benchmarks.md). The cost is memory: garbage that survived to the old generation stays
+ * (docs/benchmark-history.md, E4). The cost is memory: garbage that survived to the old generation stays
  * until the next full collection.
  */
 export const DEFAULT_HEAP_GROWTH = 400;
@@ -108,30 +106,6 @@ export function gcMode(argv: readonly string[], env: NodeJS.ProcessEnv = process
   const mode =
     asked ?? (args[0] === 'bench' && SMALL_STATE_BENCHES.has(args[1] ?? '') ? 'single' : 'parallel');
   return { mode, heapGrowth, args };
-}
-
-/** The old generation's growth this process set (see {@link setHeapGrowth}); null: V8's own. */
-let heapGrowthSet: number | null = null;
-
-/**
- * Has V8 let the old generation grow `percent` between full collections, in every thread of the
- * process (V8 reads the flag at each full collection, so it applies from the next one on). Leaves
- * V8's heuristics alone for 0, and when node was started with `--heap-growing-percent` itself.
- */
-export function setHeapGrowth(percent: number, execArgv: readonly string[] = process.execArgv): void {
-  if (percent === 0 || execArgv.some((a) => a.startsWith('--heap-growing-percent'))) return;
-  v8.setFlagsFromString(`--heap-growing-percent=${percent}`);
-  heapGrowthSet = percent;
-}
-
-/** The old generation's growth set by {@link setHeapGrowth}, or null when V8 chooses. */
-export function heapGrowthInForce(): number | null {
-  return heapGrowthSet;
-}
-
-/** Whether the process collects garbage single-threaded. */
-export function singleThreadedGc(): boolean {
-  return process.execArgv.includes(GC_FLAG);
 }
 
 /** Runs `script args` in a node with {@link GC_FLAG}; resolves with its exit code. */

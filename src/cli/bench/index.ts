@@ -1,32 +1,39 @@
-import { reportError, wantsStacks } from '../error-report.js';
-import type { CliIO } from '../io.js';
-import { ExitCode } from '../io.js';
-import { CHECKPOINT_USAGE, parseCheckpointArgs, runCheckpointBench } from './checkpoint.js';
-import { renderCheckpointReport } from './checkpoint-report.js';
-import { FRAUD_USAGE, parseFraudArgs, runFraud } from './fraud.js';
-import { IDLE_USAGE, parseIdleArgs, runIdle } from './idle.js';
-import {
-  KAFKA_OPTIONS_USAGE,
-  type KafkaLoopKind,
-  parseKafkaLoopArgs,
-  runKafkaLoop,
-  splitKafkaArgs,
-} from './kafka-loop.js';
+import { runCheckpointBench } from '../../bench/checkpoint.js';
+import { renderCheckpointReport } from '../../bench/checkpoint-report.js';
+import { runFraud } from '../../bench/fraud.js';
+import { runIdle } from '../../bench/idle.js';
+import { type KafkaLoopKind, runKafkaLoop } from '../../bench/kafka-loop.js';
 import {
   renderFraudReport,
   renderKafkaLoopReport,
   renderStreamStaticJoinReport,
   renderWindowedCountReport,
-} from './millrace-report.js';
+} from '../../bench/millrace-report.js';
+import { renderIdleReport, renderStatelessReport } from '../../bench/report.js';
+import { runStateless } from '../../bench/stateless.js';
+import { runStreamStaticJoin } from '../../bench/stream-static-join.js';
+import { runWindowedCount } from '../../bench/windowed-count.js';
+import { reportError, wantsStacks } from '../error-report.js';
+import type { CliIO } from '../io.js';
+import { ExitCode } from '../io.js';
 import { UsageError } from './options.js';
-import { renderIdleReport, renderStatelessReport } from './report.js';
-import { parseStatelessArgs, runStateless, STATELESS_USAGE } from './stateless.js';
 import {
+  CHECKPOINT_USAGE,
+  FRAUD_USAGE,
+  IDLE_USAGE,
+  KAFKA_OPTIONS_USAGE,
+  parseCheckpointArgs,
+  parseFraudArgs,
+  parseIdleArgs,
+  parseKafkaLoopArgs,
+  parseStatelessArgs,
   parseStreamStaticJoinArgs,
-  runStreamStaticJoin,
+  parseWindowedCountArgs,
+  STATELESS_USAGE,
   STREAM_STATIC_JOIN_USAGE,
-} from './stream-static-join.js';
-import { parseWindowedCountArgs, runWindowedCount, WINDOWED_COUNT_USAGE } from './windowed-count.js';
+  splitKafkaArgs,
+  WINDOWED_COUNT_USAGE,
+} from './scenario-args.js';
 
 export const BENCH_USAGE = `millrace bench <scenario> [options]
 

@@ -1,4 +1,5 @@
 import { parseArgs } from 'node:util';
+import type { CommonOptions } from '../../bench/types.js';
 import { MillraceError } from '../../errors.js';
 import { parseDuration } from '../../util/duration.js';
 
@@ -41,19 +42,6 @@ export function parseNonNegative(text: string, what: string): number {
     throw new UsageError(`${what}: expected a non-negative number, got '${text}'`);
   }
   return n;
-}
-
-/** Options every latency scenario takes (`--rate`, `--duration`, `--find-max`, `--out`…). */
-export interface CommonOptions {
-  rates: number[];
-  durationMs: number;
-  warmupMs: number;
-  runs: number;
-  findMax: boolean;
-  maxTimeMs: number;
-  spinMicros: number | undefined;
-  outDir: string;
-  json: boolean;
 }
 
 type OptionSpec = Record<string, { type: 'string' | 'boolean' }>;

@@ -1,0 +1,60 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { type Alert, SILENCE_MS } from '../../src/demo/detector.js';
+import { CardPaymentStream } from '../../src/demo/payments.js';
+import { startQuery } from '../../src/index.js';
+
+const job = new URL('../../src/demo/fraud-job.js', import.meta.url);
+
+describe('the fraud demo', () => {
+  it('alerts every injected fraud and no clean card', async () => {
+    const rate = 400;
+    const partitions = 2;
+    const seconds = 40;
+    const alerts: Alert[] = [];
+    const q = await startQuery(job, {
+      params: { rate, partitions },
+      clock: 'manual',
+      console: (line) => alerts.push(JSON.parse(line) as Alert),
+    });
+    try {
+      for (let s = 0; s < seconds; s++) {
+        q.clock.advance(1_000);
+        await q.processAllAvailable();
+      }
+    } finally {
+      await q.stop();
+    }
+    const stream = new CardPaymentStream(rate, partitions);
+    // An incident can be caught once its last row is in; a silent card once the watermark (2 s
+    // behind the newest payment) has passed the silence after it.
+    const rowsSeen = stream.rate * seconds;
+    const caught = (lastOffset: number, kind: string) =>
+      lastOffset + (kind === 'card-silent' ? ((SILENCE_MS + 3_000) / 1000) * stream.rate : 0) < rowsSeen;
+    const expected = [0, 1]
+      .flatMap((p) => stream.incidents(p, rowsSeen))
+      .filter((i) => caught(i.lastOffset, i.kind))
+      .map((i) => `${i.kind} ${i.cardId}`);
+    const fraudCards = new Set(
+      [0, 1].flatMap((p) => stream.incidents(p, rowsSeen + 10_000)).map((i) => i.cardId),
+    );
+    const raised = new Set(alerts.map((a) => `${a.rule} ${a.cardId}`));
+    assert.ok(expected.length >= 60, `a 40-s run injects many frauds (${expected.length})`);
+    for (const kind of ['burst', 'impossible-travel', 'amount-spike', 'card-silent']) {
+      assert.ok(
+        expected.some((e) => e.startsWith(`${kind} `)),
+        `some ${kind} was injected`,
+      );
+    }
+    assert.deepEqual(
+      expected.filter((e) => !raised.has(e)),
+      [],
+      'every injected fraud raised its alert',
+    );
+    assert.deepEqual(
+      alerts.filter((a) => !fraudCards.has(a.cardId)).map((a) => `${a.rule} ${a.cardId}`),
+      [],
+      'no clean card raised an alert',
+    );
+  });
+});
