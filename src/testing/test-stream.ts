@@ -129,7 +129,9 @@ export class TestStream {
         }
       }
     } finally {
-      await q?.stop().catch(() => {});
+      // The latest run, whatever the last step left: one that failed still releases its checkpoint
+      // and threads before the directory goes.
+      await this.last?.stop().catch(() => {});
       if (temporary !== null) await rm(temporary, { recursive: true, force: true });
     }
   }

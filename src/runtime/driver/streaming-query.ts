@@ -452,8 +452,12 @@ export class StreamingQuery extends EventEmitter<QueryEvents> {
     }
     this.failure = error;
     this.state = 'stopping';
-    await this.runtime.abort();
-    await this.finish(error);
+    // A stop() called meanwhile waits for the same end: threads gone, checkpoint released.
+    this.stopping = (async () => {
+      await this.runtime.abort();
+      await this.finish(error);
+    })();
+    await this.stopping;
   }
 
   /** Between attempts; ends with the query running again, stopped, or failed for good. */
