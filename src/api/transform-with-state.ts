@@ -1,8 +1,8 @@
 import { invalidArgument } from '../errors.js';
 import type { LogicalNode, TransformWithStateNode } from '../plan/nodes.js';
 import {
+  checkProcessor,
   declaredStates,
-  looksLikeProcessor,
   type ProcessorSource,
   type TimeMode,
   type TransformWithStateOptions,
@@ -17,10 +17,11 @@ export function transformWithStateNode<K, T, O, S>(
   processor: ProcessorSource<K, T, O, S>,
   options: TransformWithStateOptions<K, S>,
 ): TransformWithStateNode {
-  if (typeof processor !== 'function' && !looksLikeProcessor(processor))
+  if (typeof processor !== 'function' && (typeof processor !== 'object' || processor === null))
     throw invalidArgument(
-      'transformWithState: pass a StatefulProcessor (an object with init and handleInputRows) or a function making one',
+      'transformWithState: pass a StatefulProcessor (an object with handleInputRows) or a function making one',
     );
+  if (typeof processor !== 'function') checkProcessor(processor, 'the processor');
   if (typeof options !== 'object' || options === null)
     throw invalidArgument(
       "transformWithState: pass options, e.g. { timeMode: 'none', outputMode: 'append' }",

@@ -23,7 +23,7 @@ export interface Verdict {
 export class FraudVerdicts extends StatefulProcessor<string, ScoredPayment, Verdict> {
   private readonly rules = new FraudDetector();
 
-  init(h: ProcessorHandle): void {
+  override init(h: ProcessorHandle): void {
     this.rules.handle = h;
     this.rules.init(h);
   }

@@ -77,7 +77,7 @@ export class FraudDetector extends StatefulProcessor<string, ScoredPayment, Aler
   private lastSeen!: ValueState<LastSeen>;
   private rhythm!: ValueState<Rhythm>;
 
-  init(h: ProcessorHandle): void {
+  override init(h: ProcessorHandle): void {
     this.recent = h.listState<number>('recentPayments', { ttl: '1 minute' });
     this.lastSeen = h.valueState<LastSeen>('lastSeen', { ttl: '1 hour' });
     this.rhythm = h.valueState<Rhythm>('rhythm', { ttl: '1 hour' });

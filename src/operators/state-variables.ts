@@ -1,3 +1,4 @@
+import { invalidArgument } from '../errors.js';
 import type { ListState, MapState, StateDeclaration, ValueState } from '../plan/stateful-processor.js';
 import {
   expired,
@@ -40,7 +41,7 @@ export class ValueStateImpl<T> extends StateVariable implements ValueState<T> {
 
   update(value: T): void {
     if (value === undefined || value === null)
-      throw new TypeError(
+      throw invalidArgument(
         `valueState '${this.decl.name}'.update(): the value must not be ${value}; use clear()`,
       );
     const e = this.scope.expiryFor(this.decl.ttlMs);
@@ -122,9 +123,9 @@ export class ListStateImpl<T> extends StateVariable implements ListState<T> {
 }
 
 function checkList(name: string, method: string, values: unknown): void {
-  if (!Array.isArray(values)) throw new TypeError(`listState '${name}'.${method}(): pass an array`);
+  if (!Array.isArray(values)) throw invalidArgument(`listState '${name}'.${method}(): pass an array`);
   if (values.some((v) => v === undefined || v === null))
-    throw new TypeError(`listState '${name}'.${method}(): values must not be null or undefined`);
+    throw invalidArgument(`listState '${name}'.${method}(): values must not be null or undefined`);
 }
 
 export class MapStateImpl<K, V> extends StateVariable implements MapState<K, V> {
@@ -147,7 +148,7 @@ export class MapStateImpl<K, V> extends StateVariable implements MapState<K, V> 
 
   updateValue(key: K, value: V): void {
     if (value === undefined || value === null)
-      throw new TypeError(
+      throw invalidArgument(
         `mapState '${this.decl.name}'.updateValue(): the value must not be ${value}; use removeKey()`,
       );
     const x = this.live() ?? { m: new Map() };

@@ -1,4 +1,4 @@
-import { ErrorCode, MillraceError } from '../errors.js';
+import { ErrorCode, invalidArgument, MillraceError } from '../errors.js';
 import type { AnalyzedPlan, PlannedOperator } from '../plan/analyze.js';
 import { partitionOf, stableHash } from '../plan/partitioner.js';
 import {
@@ -100,7 +100,8 @@ export class TransformWithStateOperator implements StatefulOperator {
       const d = declaration(name, kind, options, made);
       const expected = declared[made.length];
       if (expected?.name !== d.name || expected.kind !== d.kind)
-        throw new Error(
+        throw new MillraceError(
+          ErrorCode.PLAN_MISMATCH,
           `transformWithState: init() declared ${kind}State('${name}') here but not in the same place on the ` +
             'driver; init() must declare the same states every time',
         );
@@ -259,8 +260,11 @@ export class TransformWithStateOperator implements StatefulOperator {
 
   private registerTimer(ms: number): void {
     if (this.node.timeMode === 'none')
-      throw new TypeError("registerTimer: timers need timeMode 'processingTime' or 'eventTime', not 'none'");
-    if (!Number.isFinite(ms)) throw new TypeError(`registerTimer: expected a time in ms, got ${ms}`);
+      throw new MillraceError(
+        ErrorCode.UNSUPPORTED_OPERATION,
+        "registerTimer: timers need timeMode 'processingTime' or 'eventTime', not 'none'",
+      );
+    if (!Number.isFinite(ms)) throw invalidArgument(`registerTimer: expected a time in ms, got ${ms}`);
     const t = this.scope.entry?.t;
     if (t?.includes(ms)) return;
     const x = this.scope.writable();

@@ -1,15 +1,17 @@
-import { invalidArgument } from '../errors.js';
+import { ErrorCode, invalidArgument, MillraceError } from '../errors.js';
 import { type Duration, parseDuration } from '../util/duration.js';
 
 /**
  * `transformWithState`'s user code (docs/stateful-processing.md): a class with Spark's method names. The engine makes
  * one instance per task (a shallow copy of the one given, or one from a factory), gives it a
- * {@link ProcessorHandle} in `init`, and calls it with the rows of one key at a time.
+ * {@link ProcessorHandle} in `init`, and calls it with the rows of one key at a time. Only
+ * `handleInputRows` must be written: `init`, `handleExpiredTimer`, `handleInitialState` and
+ * `close` do nothing unless overridden.
  *
  * @example
  * class CardGuard extends StatefulProcessor<string, Payment, Alert> {
  *   private last!: ValueState<number>;
- *   init(h: ProcessorHandle) { this.last = h.valueState<number>('lastTs', { ttl: '1 hour' }); }
+ *   override init(h: ProcessorHandle) { this.last = h.valueState<number>('lastTs', { ttl: '1 hour' }); }
  *   *handleInputRows(card: string, rows: Iterable<Payment>, t: TimerValues) { ... yield alert; }
  * }
  */
@@ -17,8 +19,11 @@ export abstract class StatefulProcessor<K = unknown, I = unknown, O = unknown, S
   /** @internal set by the engine before `init`. */
   handle: ProcessorHandle | undefined;
 
-  /** Declares state (and nothing else: it also runs once on the driver to learn the state schema). */
-  abstract init(handle: ProcessorHandle): void;
+  /**
+   * Declares state (and nothing else: it also runs once on the driver to learn the state schema).
+   * By default it declares none.
+   */
+  init(_handle: ProcessorHandle): void {}
 
   /**
    * The rows of one key. Real-time mode: once per row (`rows` yields exactly one). Micro-batch mode:
@@ -40,7 +45,11 @@ export abstract class StatefulProcessor<K = unknown, I = unknown, O = unknown, S
 
   /** The handle given to `init`. */
   getHandle(): ProcessorHandle {
-    if (this.handle === undefined) throw new Error('getHandle(): the processor has not been initialised');
+    if (this.handle === undefined)
+      throw new MillraceError(
+        ErrorCode.UNSUPPORTED_OPERATION,
+        'getHandle(): the processor has no handle yet; the engine gives it one before init()',
+      );
     return this.handle;
   }
 }
@@ -141,20 +150,44 @@ export function processorInstance<K, I, O, S>(
 ): StatefulProcessor<K, I, O, S> {
   if (typeof source === 'function') {
     const p = source();
-    if (!(p instanceof StatefulProcessor) && !looksLikeProcessor(p))
-      throw invalidArgument('transformWithState: the factory must return a StatefulProcessor');
-    return p;
+    if (typeof p !== 'object' || p === null)
+      throw invalidArgument(
+        `transformWithState: the factory must return a StatefulProcessor, got ${p === null ? 'null' : typeof p}`,
+      );
+    checkProcessor(p, 'the processor the factory returned');
+    return withDefaults(p);
   }
-  return Object.assign(Object.create(Object.getPrototypeOf(source)), source) as StatefulProcessor<K, I, O, S>;
+  checkProcessor(source, 'the processor');
+  return withDefaults(
+    Object.assign(Object.create(Object.getPrototypeOf(source)), source) as StatefulProcessor<K, I, O, S>,
+  );
 }
 
-export function looksLikeProcessor(p: unknown): p is StatefulProcessor {
-  return (
-    typeof p === 'object' &&
-    p !== null &&
-    typeof (p as StatefulProcessor).init === 'function' &&
-    typeof (p as StatefulProcessor).handleInputRows === 'function'
-  );
+/** Refuses a processor without `handleInputRows`, the one method with no default, naming it. */
+export function checkProcessor(p: object, what: string): void {
+  if (typeof (p as StatefulProcessor).handleInputRows !== 'function')
+    throw invalidArgument(
+      `transformWithState: ${what} (${describeObject(p)}) has no handleInputRows(key, rows, timerValues) ` +
+        'method; it is the one method a StatefulProcessor must define',
+    );
+}
+
+const DEFAULTED = ['init', 'handleExpiredTimer', 'handleInitialState', 'close'] as const;
+
+/**
+ * A processor that does not extend StatefulProcessor (an object with `handleInputRows` only) gets
+ * the class's default for each method it lacks.
+ */
+function withDefaults<P extends StatefulProcessor<any, any, any, any>>(p: P): P {
+  const methods = p as unknown as Record<string, unknown>;
+  const defaults = StatefulProcessor.prototype as unknown as Record<string, unknown>;
+  for (const m of DEFAULTED) if (typeof methods[m] !== 'function') methods[m] = defaults[m];
+  return p;
+}
+
+function describeObject(p: object): string {
+  const name = (p as { constructor?: { name?: unknown } }).constructor?.name;
+  return typeof name === 'string' && name !== '' && name !== 'Object' ? `class ${name}` : 'a plain object';
 }
 
 /**
@@ -169,13 +202,19 @@ export function declaredStates(source: ProcessorSource<any, any, any, any>): Sta
       {},
       {
         get: () => () => {
-          throw new Error(`state '${name}' can only be used while a key is processed, not in init()`);
+          throw new MillraceError(
+            ErrorCode.UNSUPPORTED_OPERATION,
+            `state '${name}' can only be used while a key is processed, not in init()`,
+          );
         },
       },
     );
   };
   const noKey = () => {
-    throw new Error('timers can only be used while a key is processed, not in init()');
+    throw new MillraceError(
+      ErrorCode.UNSUPPORTED_OPERATION,
+      'timers and the current key can only be used while a key is processed, not in init()',
+    );
   };
   const handle = {
     valueState: declare('value'),

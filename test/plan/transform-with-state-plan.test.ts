@@ -12,7 +12,7 @@ import {
 import { analyze } from '../../src/plan/analyze.js';
 
 class Echo extends StatefulProcessor<string, { k: string; ts: number }, unknown> {
-  init(h: ProcessorHandle) {
+  override init(h: ProcessorHandle) {
     h.valueState('seen', { ttl: '1 minute' });
     h.mapState('perMerchant');
   }
@@ -74,6 +74,78 @@ describe('transformWithState at plan time', () => {
     );
     assert.equal(e.code, 'UNSUPPORTED_OPERATION');
     assert.match(e.message, /withWatermark/);
+  });
+
+  it('takes a processor that defines only handleInputRows: a subclass without init, or a plain object', () => {
+    class Passthrough extends StatefulProcessor<string, { k: string; ts: number }, unknown> {
+      handleInputRows(_key: string, rows: Iterable<unknown>) {
+        return rows;
+      }
+    }
+    const plain = { handleInputRows: (_key: string, rows: Iterable<unknown>) => rows };
+    for (const processor of [new Passthrough(), () => new Passthrough(), plain, () => ({ ...plain })]) {
+      const out = stream()
+        .groupByKey((r) => r.k)
+        .transformWithState(processor as never, { timeMode: 'processingTime', outputMode: 'append' });
+      assert.deepEqual(out.node.kind === 'transformWithState' ? out.node.states : null, []);
+      analyze(out.writeStream(sinks.memory({ name: 'out' })).definition);
+    }
+  });
+
+  it('refuses a processor without handleInputRows with INVALID_ARGUMENT naming the method', () => {
+    // As JavaScript can write it: TypeScript would not compile a subclass without handleInputRows.
+    const Unchecked = StatefulProcessor as unknown as new () => object;
+    class InitOnly extends Unchecked {
+      init(h: ProcessorHandle) {
+        h.valueState('seen');
+      }
+    }
+    const keyed = stream().groupByKey((r) => r.k);
+    const opts = { timeMode: 'none', outputMode: 'append' } as const;
+    for (const [processor, what] of [
+      [
+        new InitOnly(),
+        /the processor \(class InitOnly\) has no handleInputRows\(key, rows, timerValues\) method/,
+      ],
+      [
+        () => new InitOnly(),
+        /the processor the factory returned \(class InitOnly\) has no handleInputRows\(/,
+      ],
+      [{ init() {} }, /the processor \(a plain object\) has no handleInputRows\(/],
+    ] as const) {
+      assert.throws(() => keyed.transformWithState(processor as never, opts), {
+        code: 'INVALID_ARGUMENT',
+        message: what,
+      });
+    }
+    assert.throws(() => keyed.transformWithState((() => 42) as never, opts), {
+      code: 'INVALID_ARGUMENT',
+      message: /the factory must return a StatefulProcessor, got number/,
+    });
+  });
+
+  it('refuses state and timers used in init(), and getHandle() before init, with UNSUPPORTED_OPERATION', () => {
+    const keyed = stream().groupByKey((r) => r.k);
+    const opts = { timeMode: 'processingTime', outputMode: 'append' } as const;
+    class ReadsInInit extends Echo {
+      override init(h: ProcessorHandle) {
+        h.valueState<number>('n').get();
+      }
+    }
+    class TimerInInit extends Echo {
+      override init(h: ProcessorHandle) {
+        h.registerTimer(0);
+      }
+    }
+    assert.throws(() => keyed.transformWithState(new ReadsInInit(), opts), {
+      code: 'UNSUPPORTED_OPERATION',
+      message: /state 'n' can only be used while a key is processed, not in init\(\)/,
+    });
+    assert.throws(() => keyed.transformWithState(new TimerInInit(), opts), {
+      code: 'UNSUPPORTED_OPERATION',
+      message: /timers and the current key can only be used while a key is processed/,
+    });
+    assert.throws(() => new Echo().getHandle(), { code: 'UNSUPPORTED_OPERATION', message: /getHandle\(\)/ });
   });
 
   it('checks its arguments as the plan is built', () => {

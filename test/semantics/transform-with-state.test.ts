@@ -202,6 +202,31 @@ describe('transformWithState timers', () => {
     );
   });
 
+  it('runs a processor that defines only handleInputRows, on the defaults for init, handleExpiredTimer and close', async () => {
+    const q = await startQuery(job, { params: { case: 'reminder' }, clock: 'manual' });
+    const sink = q.sink<Row>('out');
+    const t0 = q.clock.now();
+    try {
+      q.source<Event>('events').addData([ev('ann'), ev('bob')]); // each arms a timer at t0 + 1 s
+      await q.processAllAvailable();
+      q.clock.advance(2_000);
+      q.source<Event>('events').addData([ev('ann')]); // the due timers fire first, and emit nothing
+      await q.processAllAvailable();
+      q.clock.advance(2_000);
+    } finally {
+      await q.stop(); // the timer armed at t0 + 2 s fires, then the processor closes
+    }
+    await q.awaitTermination();
+    assert.deepEqual(
+      sink.rows().map((r) => [r.user, r.at - t0]),
+      [
+        ['ann', 0],
+        ['bob', 0],
+        ['ann', 2_000],
+      ],
+    );
+  });
+
   it('fires processing-time timers after the rows of a batch, or in a batch without data (micro-batch)', async () => {
     const q = await startQuery(job, {
       params: { case: 'inactivity', trigger: 'microBatch' },

@@ -8,7 +8,7 @@ import {
   NO_TIMERS,
   StateScope,
 } from '../../src/operators/processor-state.js';
-import { ValueStateImpl } from '../../src/operators/state-variables.js';
+import { ListStateImpl, MapStateImpl, ValueStateImpl } from '../../src/operators/state-variables.js';
 import { PackedStore } from '../../src/state/packed-store.js';
 import { TimeIndex } from '../../src/state/time-index.js';
 
@@ -168,5 +168,29 @@ describe("transformWithState's state", () => {
       { ...entry, w: -1 },
       'restored: its sweep at its earliest expiry',
     );
+  });
+
+  it('refuses a null or undefined value, or a list that is no array, with INVALID_ARGUMENT naming the variable', () => {
+    const scope = new StateScope(new PackedStore(keyEntryForm), new TimeIndex(), 3);
+    const last = new ValueStateImpl<unknown>(scope, { name: 'last', kind: 'value', ttlMs: null }, 0);
+    const recent = new ListStateImpl<unknown>(scope, { name: 'recent', kind: 'list', ttlMs: null }, 1);
+    const tags = new MapStateImpl<string, unknown>(scope, { name: 'tags', kind: 'map', ttlMs: null }, 2);
+    scope.begin('card-1', 'scard-1', 0);
+    const refused = (fn: () => void, message: RegExp) =>
+      assert.throws(fn, { name: 'MillraceError', code: 'INVALID_ARGUMENT', message });
+    refused(
+      () => last.update(null),
+      /valueState 'last'.update\(\): the value must not be null; use clear\(\)/,
+    );
+    refused(() => recent.put(7 as never), /listState 'recent'.put\(\): pass an array/);
+    refused(
+      () => recent.appendList([1, undefined]),
+      /listState 'recent'.appendList\(\): values must not be null/,
+    );
+    refused(
+      () => tags.updateValue('a', undefined),
+      /mapState 'tags'.updateValue\(\): the value must not be undefined/,
+    );
+    scope.end();
   });
 });
