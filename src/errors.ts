@@ -27,7 +27,9 @@ export const ErrorCode = {
   TASK_FAILED: 'TASK_FAILED',
   RECORD_TOO_LARGE: 'RECORD_TOO_LARGE',
   RECORD_NOT_ENCODABLE: 'RECORD_NOT_ENCODABLE',
+  INVALID_ROW: 'INVALID_ROW',
   STATE_NOT_ENCODABLE: 'STATE_NOT_ENCODABLE',
+  STATE_TOO_LARGE: 'STATE_TOO_LARGE',
   CLOCK_NOT_MANUAL: 'CLOCK_NOT_MANUAL',
   CHECKPOINT_INCOMPATIBLE_CHANGE: 'CHECKPOINT_INCOMPATIBLE_CHANGE',
   CHECKPOINT_CORRUPT: 'CHECKPOINT_CORRUPT',
@@ -41,6 +43,13 @@ export const ErrorCode = {
 } as const;
 
 export type ErrorCode = (typeof ErrorCode)[keyof typeof ErrorCode];
+
+const CODES: ReadonlySet<string> = new Set(Object.values(ErrorCode));
+
+/** Whether `code` is one of the engine's codes (an error from elsewhere may carry another: `ENOENT`). */
+export function isErrorCode(code: unknown): code is ErrorCode {
+  return typeof code === 'string' && CODES.has(code);
+}
 
 /** Where in the running query an error happened. */
 export interface ErrorLocation {
@@ -64,13 +73,13 @@ const brand = Symbol.for('millrace.error');
  * }
  */
 export class MillraceError extends Error implements ErrorLocation {
-  readonly code: string;
+  readonly code: ErrorCode;
   declare operator?: ErrorLocation['operator'];
   declare stage?: number;
   declare partition?: number;
   declare sourceOffset?: ErrorLocation['sourceOffset'];
 
-  constructor(code: ErrorCode | string, message: string, options?: { cause?: unknown } & ErrorLocation) {
+  constructor(code: ErrorCode, message: string, options?: { cause?: unknown } & ErrorLocation) {
     super(message, options?.cause === undefined ? undefined : { cause: options.cause });
     this.name = 'MillraceError';
     this.code = code;
@@ -122,13 +131,14 @@ export function serializeError(
 }
 
 /**
- * Rebuilds the error a task reported. An engine error keeps its code; an error from user code
- * becomes `TASK_FAILED` with the original message first, where it happened after it, the original
- * stack kept, and the original error (name, message, stack, code) as `cause`.
+ * Rebuilds the error a task reported. An engine error keeps its code; an error from user code, or
+ * one without an engine code (a plain `Error`, a system error such as `ENOENT`), becomes
+ * `TASK_FAILED` with the original message first, where it happened after it, the original stack
+ * kept, and the original error (name, message, stack, code) as `cause`.
  */
 export function deserializeError(s: SerializedError): MillraceError {
   const where = describeLocation(s);
-  if (s.code && !s.userCode) {
+  if (isErrorCode(s.code) && !s.userCode) {
     const e = new MillraceError(s.code, where ? `${s.message} (${where})` : s.message, s);
     if (s.stack) e.stack = `MillraceError [${s.code}]: ${e.message}\n${stackFrames(s.stack)}`;
     return e;

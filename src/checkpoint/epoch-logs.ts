@@ -45,7 +45,7 @@ function decodeOffsets(text: string, path: string): OffsetEntry {
   if (format !== 'v1' && format !== 'v2') throw corrupt(path, `unknown offset log format '${format}'`);
   try {
     const metadata = JSON.parse(lines[1] ?? 'null');
-    if (typeof metadata !== 'object' || metadata === null) throw new Error('no epoch metadata');
+    if (typeof metadata !== 'object' || metadata === null) throw corrupt(path, 'no epoch metadata');
     const sources = lines.slice(2).map((l, i) => {
       const v = JSON.parse(l);
       return format === 'v1'
@@ -54,7 +54,7 @@ function decodeOffsets(text: string, path: string): OffsetEntry {
     });
     return { format, metadata, sources };
   } catch (e) {
-    throw corrupt(path, (e as Error).message);
+    throw e instanceof MillraceError ? e : corrupt(path, (e as Error).message);
   }
 }
 

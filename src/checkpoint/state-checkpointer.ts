@@ -1,6 +1,7 @@
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { crc32 } from 'node:zlib';
+import { ErrorCode, MillraceError } from '../errors.js';
 import { KEY_GROUPS } from '../state/key-groups.js';
 import type { CheckpointedStore, EncodedChunk, StateCheckpoint } from '../state/store-contract.js';
 import { writeChunksAtomic } from './files.js';
@@ -153,7 +154,10 @@ export class StateCheckpointer {
     }
     for (const piece of file.pieces) {
       if (piece.tag === 'T' || piece.tag === 'X') {
-        throw new Error(`${path} holds a group table, and other files of its chain do not`);
+        throw new MillraceError(
+          ErrorCode.CHECKPOINT_CORRUPT,
+          `checkpoint file ${path} holds a group table, and other files of its chain do not`,
+        );
       }
       const { keys, values } = decodeStatePiece(path, piece);
       if (piece.removal) this.store.loadRemoved(keys);

@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import type { Alert } from '../demo/detector.js';
 import type { WindowSpend } from '../demo/spend-job.js';
+import { ErrorCode, MillraceError } from '../errors.js';
 import { startQuery } from '../runtime/driver/start-query.js';
 import type { StreamingQuery } from '../runtime/driver/streaming-query.js';
 import { parseDuration } from '../util/duration.js';
@@ -46,7 +47,7 @@ export async function demoCommand(args: string[], io: CliIO): Promise<number> {
     kept = values.checkpoint;
     rate = Number(values.rate ?? 5000);
     if (!Number.isFinite(rate) || rate <= 0)
-      throw new Error(`--rate must be a positive number, got '${values.rate}'`);
+      throw new MillraceError(ErrorCode.USAGE, `--rate must be a positive number, got '${values.rate}'`);
     durationMs = parseDuration(values.duration ?? '30s', '--duration');
   } catch (e) {
     io.err(`millrace demo: ${(e as Error).message}\n\n${DEMO_USAGE}`);

@@ -1,4 +1,5 @@
 import { spawn } from 'node:child_process';
+import { ErrorCode, MillraceError } from '../errors.js';
 import { GC_FLAG } from '../util/gc-settings.js';
 import { type ProcessRef, selfRef, setSupervisor } from '../util/process-identity.js';
 
@@ -95,11 +96,12 @@ export function gcMode(argv: readonly string[], env: NodeJS.ProcessEnv = process
     else args.push(a);
   }
   if (asked !== undefined && asked !== 'single' && asked !== 'parallel') {
-    throw new Error(`--gc takes single or parallel, not ${JSON.stringify(asked)}`);
+    throw new MillraceError(ErrorCode.USAGE, `--gc takes single or parallel, not ${JSON.stringify(asked)}`);
   }
   const heapGrowth = growth === undefined ? DEFAULT_HEAP_GROWTH : Number(growth);
   if (growth !== undefined && (!/^\d+$/.test(growth) || heapGrowth > 10_000)) {
-    throw new Error(
+    throw new MillraceError(
+      ErrorCode.USAGE,
       `--heap-growth takes a percentage from 0 (V8's own heuristics) to 10000, not ${JSON.stringify(growth)}`,
     );
   }

@@ -1,7 +1,7 @@
 import { parseArgs } from 'node:util';
 import type { QueryOptionsInput } from '../api/query-options.js';
 import type { RestartPolicyInput } from '../api/restart-policy.js';
-import { MillraceError } from '../errors.js';
+import { ErrorCode, MillraceError } from '../errors.js';
 import type { StreamingQueryProgress } from '../metrics/progress.js';
 import { startQuery } from '../runtime/driver/start-query.js';
 import type { StreamingQuery } from '../runtime/driver/streaming-query.js';
@@ -146,7 +146,10 @@ function restartOption(restart: boolean, maxRetries: string | undefined): Restar
   if (maxRetries === undefined) return restart ? {} : undefined;
   if (maxRetries === 'unlimited') return { maxRetries: Number.POSITIVE_INFINITY };
   if (!/^\d+$/.test(maxRetries)) {
-    throw new Error(`--max-retries must be a non-negative integer or 'unlimited', got '${maxRetries}'`);
+    throw new MillraceError(
+      ErrorCode.USAGE,
+      `--max-retries must be a non-negative integer or 'unlimited', got '${maxRetries}'`,
+    );
   }
   return { maxRetries: Number(maxRetries) };
 }

@@ -1,4 +1,5 @@
 import { readFile } from 'node:fs/promises';
+import { ErrorCode, MillraceError } from '../errors.js';
 import type { StaticFileFormat } from '../plan/join.js';
 import { readRows } from './files/formats.js';
 
@@ -13,8 +14,9 @@ export async function readStaticFile(path: string, format: StaticFileFormat): Pr
   try {
     rows = JSON.parse(text);
   } catch (e) {
-    throw new Error(`${path}: not JSON (${(e as Error).message})`);
+    throw new MillraceError(ErrorCode.SOURCE_READ_FAILED, `${path}: not JSON (${(e as Error).message})`);
   }
-  if (!Array.isArray(rows)) throw new Error(`${path}: expected a JSON array of rows`);
+  if (!Array.isArray(rows))
+    throw new MillraceError(ErrorCode.SOURCE_READ_FAILED, `${path}: expected a JSON array of rows`);
   return rows;
 }

@@ -1,3 +1,4 @@
+import { ErrorCode, MillraceError } from '../errors.js';
 import type { Aggregator } from '../plan/aggregates.js';
 import type { StateCodec } from '../state/store-contract.js';
 import { compositeKey } from '../state/table-staging.js';
@@ -72,8 +73,9 @@ export function groupCodec(aggregators: readonly Aggregator[]): StateCodec<Group
     decodeChunk: (data, count) => {
       const [keyColumns, starts, ends, stateColumns] = data as [unknown[][], number[], number[], unknown[][]];
       if (starts.length !== count || stateColumns.length !== back.length) {
-        throw new Error(
-          `a state chunk holds ${starts.length} groups of ${stateColumns.length} states, expected ${count} of ${back.length}`,
+        throw new MillraceError(
+          ErrorCode.CHECKPOINT_CORRUPT,
+          `a state file's chunk holds ${starts.length} groups of ${stateColumns.length} states, expected ${count} of ${back.length}`,
         );
       }
       const groups = new Array<Group>(count);

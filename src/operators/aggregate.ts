@@ -1,3 +1,4 @@
+import { ErrorCode, MillraceError } from '../errors.js';
 import type { Aggregator } from '../plan/aggregates.js';
 import { type AnalyzedPlan, eventTimeWatermarks, type PlannedOperator } from '../plan/analyze.js';
 import type { OutputMode } from '../plan/output-mode.js';
@@ -144,7 +145,8 @@ export class AggregateOperator implements StatefulOperator {
       this.ctx.badRecord(
         this.op,
         row,
-        new TypeError(
+        new MillraceError(
+          ErrorCode.INVALID_ROW,
           `window column '${w.column}' holds ${JSON.stringify(raw)}: expected ms since the epoch or a Date`,
         ),
       );

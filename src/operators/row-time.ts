@@ -1,3 +1,4 @@
+import { ErrorCode, MillraceError } from '../errors.js';
 import { toEventTime } from '../util/event-time.js';
 import type { OperatorContext, OperatorRef } from './contract.js';
 
@@ -19,7 +20,8 @@ export function rowTime(
     ctx.badRecord(
       op,
       row,
-      new TypeError(
+      new MillraceError(
+        ErrorCode.INVALID_ROW,
         `${role} column '${column}' holds ${JSON.stringify(raw)}: expected ms since the epoch or a Date`,
       ),
     );

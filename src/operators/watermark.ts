@@ -1,3 +1,4 @@
+import { ErrorCode, MillraceError } from '../errors.js';
 import type { AnalyzedPlan, PlannedOperator } from '../plan/analyze.js';
 import { toEventTime } from '../util/event-time.js';
 import type { OperatorContext, RowSink } from './contract.js';
@@ -47,7 +48,8 @@ export class WatermarkOperator implements RowSink {
         this.ctx.badRecord(
           this.op,
           row,
-          new TypeError(
+          new MillraceError(
+            ErrorCode.INVALID_ROW,
             `event time column '${this.column}' holds ${JSON.stringify(raw)}: expected ms since the epoch or a Date`,
           ),
         );

@@ -1,5 +1,5 @@
 import * as hdr from 'hdr-histogram-js';
-import { invalidArgument } from '../errors.js';
+import { ErrorCode, invalidArgument, MillraceError } from '../errors.js';
 
 /**
  * A user-defined aggregation, Spark's Aggregator: `zero()` starts a group, `add` folds a value in,
@@ -203,7 +203,10 @@ function percentiles(
     add: (h, v) => {
       if (v == null) return h;
       if (typeof v !== 'number' || !Number.isFinite(v) || v < 0) {
-        throw new TypeError(`approxPercentile takes non-negative numbers, got ${JSON.stringify(v)}`);
+        throw new MillraceError(
+          ErrorCode.INVALID_ROW,
+          `approxPercentile takes non-negative numbers, got ${JSON.stringify(v)}`,
+        );
       }
       // Built on the first value: a group that never sees one costs nothing.
       const histogram = h ?? hdr.build({ bitBucketSize: 'packed', numberOfSignificantValueDigits: digits });

@@ -1,3 +1,5 @@
+import { ErrorCode, MillraceError } from '../errors.js';
+
 /** Slots of class c hold 32 << c bytes: 32 B … 64 KiB. */
 const MIN_SLOT_SHIFT = 5;
 const CLASSES = 12;
@@ -52,7 +54,12 @@ export class ByteArena {
     const free = this.free[c]!;
     if (free.length !== 0) return (free.pop()! << CLASS_BITS) | c;
     const slot = this.made[c]!;
-    if (slot === MAX_SLOTS) throw new RangeError(`ByteArena: more than ${MAX_SLOTS} values of one size`);
+    if (slot === MAX_SLOTS)
+      throw new MillraceError(
+        ErrorCode.STATE_TOO_LARGE,
+        `a task's state holds ${MAX_SLOTS} values of up to ${slotBytes(c) - HEADER} bytes, as many as one task ` +
+          'can keep; spread the state over more tasks (shufflePartitions)',
+      );
     this.made[c] = slot + 1;
     const perPage = PAGE_SHIFT - MIN_SLOT_SHIFT - c;
     if (slot >>> perPage === this.pages[c]!.length) this.pages[c]!.push(new Uint8Array(1 << PAGE_SHIFT));

@@ -82,7 +82,9 @@ export class KeyGroupLoad {
     empty: boolean,
   ) {
     if (source.groups !== KEY_GROUPS || !empty) {
-      throw new Error(`a restore by key group needs an empty store and files of ${KEY_GROUPS} key groups`);
+      throw new Error(
+        `internal: a restore by key group needs an empty store and files of ${KEY_GROUPS} key groups`,
+      );
     }
     this.pending = source.pieces.map(() => true);
     this.left = source.groups;

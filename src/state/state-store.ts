@@ -1,3 +1,4 @@
+import { ErrorCode, MillraceError } from '../errors.js';
 import {
   KEY_GROUPS,
   type KeyGroupLoad,
@@ -293,7 +294,10 @@ export class InMemoryStateStore<V> extends RestoredByKeyGroup implements StateSt
     const entries = this.maps[group]!;
     for (const piece of pieces) {
       if (piece.tag === 'T' || piece.tag === 'X') {
-        throw new Error('a state file holds a group table, which this operator does not keep');
+        throw new MillraceError(
+          ErrorCode.CHECKPOINT_CORRUPT,
+          'a state file holds a group table, which this operator does not keep',
+        );
       }
       const { keys, values } = l.source.decode(piece);
       if (piece.removal) {

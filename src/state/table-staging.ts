@@ -3,6 +3,7 @@
  * file order — entries (last write wins), removals, evictions — before the surviving groups go
  * into their windows.
  */
+import { ErrorCode, MillraceError } from '../errors.js';
 
 /** The characters a key adds to its composite key (see compositeKey) after the window's prefix. */
 export function keyTextChars(v: unknown): number {
@@ -32,7 +33,7 @@ export interface TableRows {
 
 /**
  * The entries of a `T` piece, `[keyColumn, windows, stateColumns]` with `windows` as runs
- * `[start, end, count, ...]`; throws when they are not `count` entries.
+ * `[start, end, count, ...]`; throws CHECKPOINT_CORRUPT when they are not `count` entries.
  */
 export function tableRows(data: unknown, count: number): TableRows {
   const [keyColumn, runs, stateColumns] = data as [unknown[], number[], unknown[][]];
@@ -42,7 +43,7 @@ export function tableRows(data: unknown, count: number): TableRows {
     !Array.isArray(runs) ||
     !Array.isArray(stateColumns)
   ) {
-    throw new Error(`a table piece does not hold the ${count} entries it says`);
+    throw malformed(`a state file's table piece does not hold the ${count} entries it says`);
   }
   const starts = new Array<number>(count);
   const ends = new Array<number>(count);
@@ -54,7 +55,9 @@ export function tableRows(data: unknown, count: number): TableRows {
     }
   }
   if (at !== count || stateColumns.some((c) => !Array.isArray(c) || c.length !== count)) {
-    throw new Error(`a table piece's windows or states do not cover its ${count} entries`);
+    throw malformed(
+      `a state file's table piece has windows or states that do not cover its ${count} entries`,
+    );
   }
   return { keyColumn, starts, ends, stateColumns };
 }
@@ -84,8 +87,8 @@ export class TableStaging {
   addTable(data: unknown, count: number): void {
     const rows = tableRows(data, count);
     if (rows.stateColumns.length !== this.aggregates) {
-      throw new Error(
-        `a table piece holds ${rows.stateColumns.length} state columns, expected ${this.aggregates}`,
+      throw malformed(
+        `a state file's table piece holds ${rows.stateColumns.length} state columns, expected ${this.aggregates}`,
       );
     }
     this.addRows(rows);
@@ -101,8 +104,8 @@ export class TableStaging {
       ends?.length !== keys.length ||
       stateColumns?.length !== this.aggregates
     ) {
-      throw new Error(
-        `a state chunk of ${keys.length} groups does not hold one key column, their windows and ${this.aggregates} state columns`,
+      throw malformed(
+        `a state file's chunk of ${keys.length} groups does not hold one key column, their windows and ${this.aggregates} state columns`,
       );
     }
     this.addRows({ keyColumn: keyColumns[0]!, starts, ends, stateColumns });
@@ -113,7 +116,7 @@ export class TableStaging {
     for (let i = 0; i < keys.length; i++) {
       const [keyValues, start, end, states] = values[i] as [unknown[], number, number, unknown[]];
       if (keyValues?.length !== 1 || states?.length !== this.aggregates) {
-        throw new Error(`state entry '${keys[i]}' is not a group of one key and ${this.aggregates} states`);
+        throw malformed(`state entry '${keys[i]}' is not a group of one key and ${this.aggregates} states`);
       }
       const row = this.row(start, end, keyValues[0]);
       for (let c = 0; c < this.aggregates; c++) this.states[c]![row] = this.deserializers[c]!(states[c]);
@@ -170,4 +173,9 @@ export class TableStaging {
       }
     }
   }
+}
+
+/** A piece of a state file that passed its checksum and still holds other than groups of this table. */
+function malformed(what: string): MillraceError {
+  return new MillraceError(ErrorCode.CHECKPOINT_CORRUPT, what);
 }

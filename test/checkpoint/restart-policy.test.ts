@@ -413,7 +413,7 @@ describe('the restartPolicy option', () => {
       'SIDE_OUTPUT_WRITE_FAILED',
       'CHECKPOINT_IN_USE',
       'CHECKPOINT_CORRUPT',
-    ];
+    ] as const;
     assert.deepEqual(
       codes.map((c) => isRetryable(new MillraceError(c, 'x'))),
       [true, true, true, true, false, false],

@@ -105,8 +105,14 @@ describe('the GC the CLI runs with', () => {
       args: ['bench', 'stateless'],
     });
     assert.equal(gcMode(['demo'], { MILLRACE_GC: 'single' }).mode, 'single');
-    assert.throws(() => gcMode(['demo', '--gc', 'fast'], {}), /--gc takes single or parallel, not "fast"/);
-    assert.throws(() => gcMode(['demo', '--gc'], {}), /--gc takes single or parallel, not ""/);
+    assert.throws(() => gcMode(['demo', '--gc', 'fast'], {}), {
+      code: 'USAGE',
+      message: /--gc takes single or parallel, not "fast"/,
+    });
+    assert.throws(() => gcMode(['demo', '--gc'], {}), {
+      code: 'USAGE',
+      message: /--gc takes single or parallel, not ""/,
+    });
   });
 
   it('lets the old generation grow 400 % between full collections unless --heap-growth or MILLRACE_HEAP_GROWTH says', () => {
@@ -122,7 +128,10 @@ describe('the GC the CLI runs with', () => {
     for (const bad of ['-1', '1.5', 'lots', '', '10001']) {
       assert.throws(
         () => gcMode(['demo', '--heap-growth', bad], {}),
-        /--heap-growth takes a percentage from 0 \(V8's own heuristics\) to 10000, not /,
+        {
+          code: 'USAGE',
+          message: /--heap-growth takes a percentage from 0 \(V8's own heuristics\) to 10000, not /,
+        },
         bad,
       );
     }

@@ -56,6 +56,7 @@ describe('aggregation in real-time mode', () => {
       assert.ok(Math.abs(last.tail[0]! - 90) < 1, `p90 ${last.tail[0]}`);
       assert.ok(Math.abs(last.tail[1]! - 99) < 1, `p99 ${last.tail[1]}`);
       assert.match(q.deadLetters()[0]?.error.message ?? '', /non-negative numbers, got -1/);
+      assert.equal(q.deadLetters()[0]?.error.code, 'INVALID_ROW');
       assert.deepEqual(
         q.deadLetters()[0]?.row,
         { card: 'a', amount: -1, ts: 0 },
@@ -85,6 +86,19 @@ describe('aggregation in real-time mode', () => {
     } finally {
       await q.stop();
     }
+  });
+});
+
+describe('rows an aggregation cannot use', () => {
+  it('fail the query on an event time that is not a time, naming the column and value, INVALID_ROW on the cause', async () => {
+    const q = await startQuery(job, { params: { case: 'sliding', mode: 'append' } });
+    q.source('payments').addData([{ card: 'a', amount: 1, ts: 'soon' }]);
+    await assert.rejects(q.awaitTermination(), (e: Error & { code?: string; cause?: { code?: string } }) => {
+      assert.equal(e.code, 'TASK_FAILED');
+      assert.match(e.message, /^event time column 'ts' holds "soon": expected ms since the epoch or a Date/);
+      assert.equal(e.cause?.code, 'INVALID_ROW');
+      return true;
+    });
   });
 });
 

@@ -87,6 +87,25 @@ describe('stream–static join', () => {
     );
   });
 
+  it('fails the query at start when a CSV table file has a header it cannot read, naming the file and line', async () => {
+    const path = join(tempDir(), 'merchants.csv');
+    writeFileSync(path, 'merchant,"city"x\nm1,Oslo\n');
+    await assert.rejects(
+      (async () => {
+        const q = await startQuery(job, { params: { case: 'static', table: 'file', path, format: 'csv' } });
+        await q.awaitTermination();
+      })(),
+      (e: Error & { code?: string }) => {
+        assert.equal(e.code, 'SOURCE_READ_FAILED');
+        assert.match(
+          e.message,
+          /staticJoin#\d+: loading the static table failed: .*merchants\.csv, line 1: not CSV/,
+        );
+        return true;
+      },
+    );
+  });
+
   it('needs no shuffle: the join runs in the source stage', async () => {
     const q = await startQuery(job, { params: { case: 'static' } });
     try {

@@ -210,4 +210,21 @@ describe('GroupTable', () => {
       { numRuns: 300 },
     );
   });
+
+  it('refuses a table piece that does not hold the entries it says with CHECKPOINT_CORRUPT', () => {
+    const corrupt = { name: 'MillraceError', code: 'CHECKPOINT_CORRUPT' };
+    assert.throws(() => tableRows([['a'], [0, 1000, 1], [[1]]], 2), {
+      ...corrupt,
+      message: "a state file's table piece does not hold the 2 entries it says",
+    });
+    assert.throws(() => tableRows([['a', 'b'], [0, 1000, 1], [[1, 2]]], 2), {
+      ...corrupt,
+      message: "a state file's table piece has windows or states that do not cover its 2 entries",
+    });
+    assert.throws(() => table().loadChunk(['s0|a'], [[['a']], [0], [1000], [[1]]], false), {
+      ...corrupt,
+      message:
+        /a state file's chunk of 1 groups does not hold one key column, their windows and 2 state columns/,
+    });
+  });
 });

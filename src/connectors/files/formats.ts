@@ -1,4 +1,5 @@
 import { readFile } from 'node:fs/promises';
+import { ErrorCode, MillraceError } from '../../errors.js';
 
 // Loaded on first use: apache-arrow takes about half a second to import, which every worker
 // thread would pay at start, whether or not its query reads or writes files.
@@ -22,7 +23,11 @@ export async function readRows(path: string, format: FileFormat): Promise<unknow
 export async function decodeRows(bytes: Buffer, format: FileFormat, path: string): Promise<unknown[]> {
   const records = await decodeRecords(bytes, format, { objectsOnly: false });
   const bad = records.find((r): r is BadFileRecord => r instanceof BadFileRecord);
-  if (bad !== undefined) throw new Error(`${path}${bad.line > 0 ? `, line ${bad.line}` : ''}: ${bad.reason}`);
+  if (bad !== undefined)
+    throw new MillraceError(
+      ErrorCode.SOURCE_READ_FAILED,
+      `${path}${bad.line > 0 ? `, line ${bad.line}` : ''}: ${bad.reason}`,
+    );
   return records;
 }
 

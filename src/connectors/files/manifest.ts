@@ -52,16 +52,18 @@ export function parseManifest(payload: Buffer, output: string, epoch: number): M
     .toString()
     .split('\n')
     .filter((l) => l !== '');
+  const corrupt = (why: string) =>
+    new MillraceError(
+      ErrorCode.CHECKPOINT_CORRUPT,
+      `manifest ${manifestPath(output, epoch)} is corrupt: ${why}`,
+    );
   try {
-    if (lines[0] !== 'v1') throw new Error(`unknown manifest format '${lines[0]}'`);
+    if (lines[0] !== 'v1') throw corrupt(`unknown manifest format '${lines[0]}'`);
     const head = JSON.parse(lines[1]!) as Omit<Manifest, 'files'>;
-    if (head.epoch !== epoch) throw new Error(`it says it is the manifest of epoch ${head.epoch}`);
+    if (head.epoch !== epoch) throw corrupt(`it says it is the manifest of epoch ${head.epoch}`);
     return { ...head, files: lines.slice(2).map((l) => JSON.parse(l) as ManifestFile) };
   } catch (e) {
-    throw new MillraceError(
-      ErrorCode.CHECKPOINT_CORRUPT,
-      `manifest ${manifestPath(output, epoch)} is corrupt: ${(e as Error).message}`,
-    );
+    throw e instanceof MillraceError ? e : corrupt((e as Error).message);
   }
 }
 

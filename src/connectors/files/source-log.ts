@@ -79,20 +79,19 @@ export async function readLogEntry(path: string): Promise<LoggedFile[]> {
     .split('\n')
     .filter((l) => l !== '');
   const files: LoggedFile[] = [];
+  const corrupt = (why: string) =>
+    new MillraceError(ErrorCode.CHECKPOINT_CORRUPT, `checkpoint file ${path} is corrupt: ${why}`);
   try {
-    if (lines[0] !== 'v1') throw new Error(`unknown format '${lines[0]}'`);
+    if (lines[0] !== 'v1') throw corrupt(`unknown format '${lines[0]}'`);
     for (const l of lines.slice(1)) {
       const f = JSON.parse(l) as LoggedFile;
       if (typeof f.name !== 'string' || !Number.isInteger(f.rows) || typeof f.format !== 'string') {
-        throw new Error(`bad entry ${l}`);
+        throw corrupt(`bad entry ${l}`);
       }
       files.push(f);
     }
   } catch (e) {
-    throw new MillraceError(
-      ErrorCode.CHECKPOINT_CORRUPT,
-      `checkpoint file ${path} is corrupt: ${(e as Error).message}`,
-    );
+    throw e instanceof MillraceError ? e : corrupt((e as Error).message);
   }
   return files;
 }

@@ -1,5 +1,5 @@
 import { pack, unpack } from 'msgpackr';
-import { invalidArgument } from '../../errors.js';
+import { ErrorCode, invalidArgument, MillraceError } from '../../errors.js';
 
 export type { KafkaCodec, KafkaDecoder, KafkaEncoder, KafkaEncoding } from './types.js';
 
@@ -46,7 +46,10 @@ export function encodeValue(value: unknown, encoding: KafkaCodec): Buffer | stri
     case 'string':
       return String(value);
     case 'buffer':
-      throw new TypeError(`a 'buffer' encoding needs a Buffer or Uint8Array, got ${typeof value}`);
+      throw new MillraceError(
+        ErrorCode.RECORD_NOT_ENCODABLE,
+        `a 'buffer' encoding needs a Buffer or Uint8Array, got ${typeof value}`,
+      );
     case 'json':
       return typeof value === 'string' ? value : JSON.stringify(value);
   }

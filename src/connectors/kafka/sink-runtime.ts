@@ -271,7 +271,8 @@ export class KafkaSinkRuntime implements SinkRuntime {
     const r = row as Record<string, unknown> | null;
     const shaped = r !== null && typeof r === 'object' && !Array.isArray(r) && 'value' in r;
     const topic = (shaped && typeof r.topic === 'string' ? r.topic : undefined) ?? this.spec.topic;
-    if (topic === undefined) throw new Error('the row names no topic and the sink has none');
+    if (topic === undefined)
+      throw new MillraceError(ErrorCode.RECORD_NOT_ENCODABLE, 'the row names no topic and the sink has none');
     const message: Message = {
       key: shaped ? encodeValue(r.key, this.spec.keyEncoding) : null,
       value: encodeValue(shaped ? r.value : row, this.spec.valueEncoding),

@@ -1,4 +1,4 @@
-import { invalidArgument } from '../../errors.js';
+import { ErrorCode, invalidArgument, MillraceError } from '../../errors.js';
 import { type Duration, parseDuration } from '../../util/duration.js';
 import type { KafkaSourceSpec, KafkaStartingOffsets } from '../spec.js';
 import { checkName, checkPositiveInt } from '../validate.js';
@@ -192,7 +192,8 @@ function decodeField(
     return decodeBytes(bytes, encoding);
   } catch (e) {
     const how = typeof encoding === 'function' ? 'its decoder' : encoding;
-    throw new Error(
+    throw new MillraceError(
+      ErrorCode.SOURCE_READ_FAILED,
       `cannot decode the ${field} of the Kafka record at ${raw.topic}-${raw.partition} offset ${raw.offset} (${how}): ${(e as Error).message}`,
       { cause: e },
     );

@@ -32,16 +32,15 @@ export async function kafkaStartOffsets(spec: KafkaSourceSpec, dir: string | nul
 async function readStart(path: string, spec: KafkaSourceSpec): Promise<number[] | undefined> {
   const bytes = await readCheckedIfExists(path);
   if (bytes === undefined) return undefined;
+  const corrupt = (why: string) =>
+    new MillraceError(ErrorCode.CHECKPOINT_CORRUPT, `checkpoint file ${path} is corrupt: ${why}`);
   let entries: [string, number, number][];
   try {
     entries = (JSON.parse(bytes.toString()) as { partitions: [string, number, number][] }).partitions;
-    if (!Array.isArray(entries)) throw new Error('no partitions');
   } catch (e) {
-    throw new MillraceError(
-      ErrorCode.CHECKPOINT_CORRUPT,
-      `checkpoint file ${path} is corrupt: ${(e as Error).message}`,
-    );
+    throw corrupt((e as Error).message);
   }
+  if (!Array.isArray(entries)) throw corrupt('no partitions');
   const at = new Map(entries.map(([t, p, o]) => [`${t}\u0000${p}`, o]));
   // A partition the first run did not have (added since) starts at its beginning.
   return spec.topicPartitions!.map(([t, p]) => at.get(`${t}\u0000${p}`) ?? 0);

@@ -146,7 +146,7 @@ export class StreamingQuery extends EventEmitter<QueryEvents> {
     return {
       clock: this.config.clock,
       openAttempt: () => {
-        if (!this.handleOptions.openAttempt) throw new Error('a restart policy needs openAttempt');
+        if (!this.handleOptions.openAttempt) throw new Error('internal: a restart policy needs openAttempt');
         return this.handleOptions.openAttempt();
       },
       listener: () => this.runtimeListener(),

@@ -1,5 +1,5 @@
 import { readStaticFile } from '../../connectors/static-table.js';
-import { ErrorCode, MillraceError } from '../../errors.js';
+import { ErrorCode, invalidArgument, MillraceError } from '../../errors.js';
 import type { StaticIndex } from '../../operators/contract.js';
 import { indexStaticTable } from '../../operators/static-table.js';
 import { type AnalyzedPlan, describeOperator } from '../../plan/analyze.js';
@@ -41,7 +41,7 @@ async function loadRows(table: StaticTable): Promise<Iterable<unknown>> {
   if (table.kind === 'file') return readStaticFile(table.path, table.format);
   const rows = await table.load();
   if (rows == null || typeof (rows as Iterable<unknown>)[Symbol.iterator] !== 'function') {
-    throw new TypeError('the static table function must return (or resolve to) an iterable of rows');
+    throw invalidArgument('the static table function must return (or resolve to) an iterable of rows');
   }
   return rows;
 }
