@@ -27,9 +27,10 @@ async function run(spec: KafkaLoadSpec): Promise<void> {
   const producer = kafka.producer({ allowAutoTopicCreation: false });
   await producer.connect();
   let stopping = false;
-  parentPort!.on('message', (m: unknown) => {
+  const onMessage = (m: unknown) => {
     if (m === 'stop') stopping = true;
-  });
+  };
+  parentPort!.on('message', onMessage);
   const generate = keyedPayment(spec.keys, spec.partitions);
   const start = Date.now();
   const rate = spec.rowsPerSecond;
@@ -62,6 +63,9 @@ async function run(spec: KafkaLoadSpec): Promise<void> {
       ],
     });
   }
+  // A port with a message listener keeps the thread alive: without this, the thread outlived the
+  // disconnect until the runner terminated it, 10 s later.
+  parentPort!.off('message', onMessage);
   parentPort!.postMessage({ type: 'sent', rows: next });
   await producer.disconnect();
 }

@@ -1,8 +1,10 @@
 import assert from 'node:assert/strict';
+import { once } from 'node:events';
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
+import { Worker } from 'node:worker_threads';
 import { runKafkaLoop } from '../../src/bench/kafka-loop.js';
 import { renderKafkaLoopReport } from '../../src/bench/millrace-report.js';
 import { DEFAULT_CARDS } from '../../src/demo/payments.js';
@@ -62,4 +64,36 @@ describe('the benchmarks with Kafka in the loop (K1, K2)', () => {
       }
     });
   }
+
+  it('ends its load generator thread by itself once told to stop, without terminating it', async () => {
+    broker.createTopic('millrace-load-stop', 2);
+    const load = new Worker(new URL('../../src/bench/kafka-load-worker.js', import.meta.url), {
+      workerData: {
+        brokers: [broker.bootstrap],
+        topic: 'millrace-load-stop',
+        partitions: 2,
+        rowsPerSecond: 1000,
+        keys: 10,
+      },
+    });
+    try {
+      const [started] = (await once(load, 'message')) as [{ type: string }];
+      assert.equal(started.type, 'started');
+      const exited = once(load, 'exit');
+      load.postMessage('stop');
+      const [sent] = (await once(load, 'message')) as [{ type: string; rows: number }];
+      assert.equal(sent.type, 'sent');
+      // The benchmark terminates a thread still there 10 s after the stop: it must not come to that.
+      let bound: NodeJS.Timeout | undefined;
+      const [code] = (await Promise.race([
+        exited,
+        new Promise((_, reject) => {
+          bound = setTimeout(() => reject(new Error('the thread still runs 5 s after the stop')), 5000);
+        }),
+      ]).finally(() => clearTimeout(bound))) as [number];
+      assert.equal(code, 0);
+    } finally {
+      await load.terminate();
+    }
+  });
 });
