@@ -381,6 +381,30 @@ describe('Kafka source and sink guarantees (test broker)', () => {
     assert.deepEqual(await values(output, 1), [JSON.stringify(pay('a', 1)), JSON.stringify(pay('b', 2))]);
   });
 
+  it('exactly-once: a transaction coordinator lookup lost as an epoch commits is retried, each row once', async () => {
+    const input = topic(1);
+    const output = topic(1);
+    await produce(input, [pay('a', 1)]);
+    const q = await start({ topic: input, outTopic: output, case: 'copy', exactlyOnce: 'true' });
+    try {
+      await q.processAllAvailable();
+      // The row is in the open transaction: the next lookups are the commit's.
+      await broker.appended(output, 0, 1);
+      broker.dropNextTxnCoordinatorLookup(2);
+      const committed = nextCommit(q);
+      q.clock.advance(1000);
+      await committed;
+      await produce(input, [pay('b', 2)]);
+      await q.processAllAvailable();
+      const again = nextCommit(q);
+      q.clock.advance(1000);
+      await again;
+    } finally {
+      await q.stop();
+    }
+    assert.deepEqual(await values(output, 1), [JSON.stringify(pay('a', 1)), JSON.stringify(pay('b', 2))]);
+  });
+
   it('kcat, reading read_committed, sees an exactly-once sink’s rows once', {
     skip: !kcatAvailable() && KCAT_UNAVAILABLE,
   }, async () => {

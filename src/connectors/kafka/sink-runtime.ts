@@ -164,10 +164,11 @@ export class KafkaSinkRuntime implements SinkRuntime {
     const held = this.held;
     if (held === null || held.epoch !== epoch) return;
     try {
-      await held.txn.sendOffsets({
+      const offsets = {
         consumerGroupId: this.epochsGroup,
         topics: [{ topic: this.spec.topic!, partitions: [{ partition: 0, offset: String(epoch + 1) }] }],
-      });
+      };
+      await retryReconnecting(() => held.txn.sendOffsets(offsets));
       await held.txn.commit();
     } catch (e) {
       const error = this.failed(
@@ -296,5 +297,35 @@ export class KafkaSinkRuntime implements SinkRuntime {
       `${this.spec.description} partition ${this.partition}: ${what} (${this.spec.brokers.join(',')}): ${(cause as Error).message}`,
       { cause },
     );
+  }
+}
+
+/**
+ * kafkajs errors a new connection may cure. kafkajs gives up on a coordinator lookup at the first
+ * broken connection ("Failed to find group coordinator"), where its other requests retry.
+ */
+const RECONNECTABLE = new Set([
+  'KafkaJSGroupCoordinatorNotFound',
+  'KafkaJSConnectionError',
+  'KafkaJSConnectionClosedError',
+  'KafkaJSRequestTimeoutError',
+]);
+
+const RECONNECT_ATTEMPTS = 5;
+
+/**
+ * Runs a request that may be repeated, again after a broken connection (up to
+ * {@link RECONNECT_ATTEMPTS} times, 50 ms apart and doubling). A transaction's `sendOffsets` may be:
+ * it adds the offsets' group to the transaction and commits the offsets in it, both idempotent. Its
+ * `commit` may not: kafkajs moves the transaction to committing first, and a second call is refused.
+ */
+async function retryReconnecting<T>(request: () => Promise<T>): Promise<T> {
+  for (let attempt = 1, backoff = 50; ; attempt++, backoff *= 2) {
+    try {
+      return await request();
+    } catch (e) {
+      if (attempt >= RECONNECT_ATTEMPTS || !RECONNECTABLE.has((e as Error).name)) throw e;
+      await new Promise((resolve) => setTimeout(resolve, backoff));
+    }
   }
 }

@@ -34,7 +34,11 @@ export interface StoredRecord {
 export class TestBroker {
   private readonly state: BrokerState;
   private readonly connections = new Set<Connection>();
-  private readonly faults: Faults = { lostProduceAcks: 0, expiredTxnCommits: 0 };
+  private readonly faults: Faults = {
+    lostProduceAcks: 0,
+    expiredTxnCommits: 0,
+    droppedTxnCoordinatorLookups: 0,
+  };
   private server: Server | null = null;
   private responseDelayMs = 0;
   private port: number;
@@ -123,6 +127,15 @@ export class TestBroker {
     this.faults.expiredTxnCommits += n;
   }
 
+  /**
+   * The next `n` lookups of a transaction coordinator (FindCoordinator for a transactional id) are
+   * answered by closing the connection, as when a connection breaks just as a producer asks: kafkajs
+   * reports "Failed to find group coordinator" and does not retry it itself.
+   */
+  dropNextTxnCoordinatorLookup(n = 1): void {
+    this.faults.droppedTxnCoordinatorLookups += n;
+  }
+
   /** Delays every response by `ms` (0 turns it off). */
   delayResponses(ms: number): void {
     this.responseDelayMs = ms;
@@ -155,6 +168,16 @@ export class TestBroker {
   /** The next offset to be written (with one replica, the high watermark). */
   highWatermark(topic: string, partition: number): number {
     return this.log(topic, partition).logEndOffset;
+  }
+
+  /**
+   * Resolves once a partition's log reaches `endOffset` (its high watermark), so a test can wait for
+   * a client's write to land.
+   */
+  async appended(topic: string, partition: number, endOffset: number): Promise<void> {
+    while (this.highWatermark(topic, partition) < endOffset) {
+      await new Promise<void>((resolve) => this.state.onNextData(resolve));
+    }
   }
 
   lastStableOffset(topic: string, partition: number): number {

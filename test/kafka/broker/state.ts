@@ -56,6 +56,11 @@ export class BrokerState {
     for (const wake of waiting) wake();
   }
 
+  /** Calls `wake` once, on the next notifyData() (records appended or transactions ended). */
+  onNextData(wake: () => void): void {
+    this.waiters.add(wake);
+  }
+
   /** Resolves on the next notifyData(), after `ms`, or when `signal` aborts, whichever comes first. */
   waitForData(ms: number, signal: AbortSignal): Promise<void> {
     return new Promise((resolve) => {

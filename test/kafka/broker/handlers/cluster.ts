@@ -4,7 +4,7 @@
  */
 import { Encoder } from '../kafkajs.js';
 import { ErrorCode, isolationOf, SUPPORTED_VERSIONS } from '../protocol.js';
-import { readLong, readNullableArray, throttle, writeArray } from '../wire.js';
+import { DROP, readLong, readNullableArray, throttle, writeArray } from '../wire.js';
 import { type Handler, NODE_ID } from './context.js';
 
 /** ApiVersions v0-2: error, [apiKey, min, max], throttle (v1+). */
@@ -41,9 +41,13 @@ export const metadata: Handler = ({ state, version, host, port }, d) => {
 };
 
 /** FindCoordinator v0-2: this broker coordinates every group and transactional id. */
-export const findCoordinator: Handler = ({ version, host, port }, d) => {
+export const findCoordinator: Handler = ({ version, host, port, faults }, d) => {
   d.readString();
-  if (version >= 1) d.readInt8();
+  const keyType = version >= 1 ? d.readInt8() : 0;
+  if (keyType === 1 && faults.droppedTxnCoordinatorLookups > 0) {
+    faults.droppedTxnCoordinatorLookups--;
+    return DROP;
+  }
   const enc = throttle(new Encoder(), version >= 1).writeInt16(ErrorCode.NONE);
   if (version >= 1) enc.writeString(null);
   return enc.writeInt32(NODE_ID).writeString(host).writeInt32(port);

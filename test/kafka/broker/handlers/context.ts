@@ -9,6 +9,8 @@ export interface Faults {
   lostProduceAcks: number;
   /** Transaction commits still to be refused as if their transaction had timed out first. */
   expiredTxnCommits: number;
+  /** Transaction-coordinator lookups (FindCoordinator, key type 1) still to be answered by closing the connection. */
+  droppedTxnCoordinatorLookups: number;
 }
 
 export interface Context {
