@@ -1,12 +1,25 @@
 import { createRequire } from 'node:module';
-import { type ISocketFactory, Kafka, logLevel } from 'kafkajs';
+import type { ISocketFactory, Kafka } from 'kafkajs';
 import { ErrorCode, MillraceError } from '../../errors.js';
 import type { KafkaClientSettings } from '../../plan/kafka-settings.js';
 
 const require = createRequire(import.meta.url);
 
+type KafkaJs = typeof import('kafkajs');
+let loaded: KafkaJs | undefined;
+
+/**
+ * kafkajs, loaded on first use: every worker thread loads the connectors, and loading kafkajs
+ * takes about 90 ms, which a query without Kafka should not pay on each thread.
+ */
+export function kafkajs(): KafkaJs {
+  loaded ??= require('kafkajs') as KafkaJs;
+  return loaded;
+}
+
 /** kafkajs' own socket factory (plain TCP or TLS, keep-alive on). */
-const defaultSocketFactory = require('kafkajs/src/network/socketFactory.js') as () => ISocketFactory;
+const defaultSocketFactory = (): ISocketFactory =>
+  (require('kafkajs/src/network/socketFactory.js') as () => ISocketFactory)();
 
 // Defined with the plan, which checks the brokers of side outputs too.
 export { type Brokers, type KafkaClientSettings, parseBrokers } from '../../plan/kafka-settings.js';
@@ -18,6 +31,7 @@ export { type Brokers, type KafkaClientSettings, parseBrokers } from '../../plan
  */
 export function kafkaClient(brokers: readonly string[], settings: KafkaClientSettings | undefined): Kafka {
   const factory: ISocketFactory = settings?.socketFactory ?? defaultSocketFactory();
+  const { Kafka, logLevel } = kafkajs();
   return new Kafka({
     clientId: 'millrace',
     logLevel: logLevel.NOTHING,
@@ -96,12 +110,17 @@ interface KafkaJsBatch {
   lastOffset(): string;
 }
 
-/** kafkajs' `Batch`: drops control records and rows of aborted transactions from a fetch. */
-export const Batch = require('kafkajs/src/consumer/batch.js') as new (
-  topic: string,
-  fetchedOffset: string,
-  partition: FetchedPartition,
-) => KafkaJsBatch;
+type BatchClass = new (topic: string, fetchedOffset: string, partition: FetchedPartition) => KafkaJsBatch;
+let batchClass: BatchClass | undefined;
+
+/**
+ * A fetched partition through kafkajs' `Batch`, which drops control records and rows of aborted
+ * transactions (loaded on first use, as kafkajs is).
+ */
+export function kafkaBatch(topic: string, fetchedOffset: string, partition: FetchedPartition): KafkaJsBatch {
+  batchClass ??= require('kafkajs/src/consumer/batch.js') as BatchClass;
+  return new batchClass(topic, fetchedOffset, partition);
+}
 
 /** Isolation levels of the Fetch and ListOffsets requests. */
 export const READ_UNCOMMITTED = 0;

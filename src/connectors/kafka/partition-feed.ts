@@ -1,7 +1,7 @@
 import { ErrorCode, MillraceError } from '../../errors.js';
 import type { FeedPort } from '../contract.js';
 import type { KafkaSourceSpec } from '../spec.js';
-import { Batch, type FetchedPartition } from './client.js';
+import { type FetchedPartition, kafkaBatch } from './client.js';
 import { headersOf } from './codec.js';
 import type { RawKafkaRecord } from './source.js';
 
@@ -83,7 +83,7 @@ export class PartitionFeed {
   take(part: FetchedPartition, live: boolean): boolean {
     const topic = this.topic;
     const from = this.position;
-    const batch = new Batch(topic, String(from), part);
+    const batch = kafkaBatch(topic, String(from), part);
     const writer = this.writer;
     const stable = Number(
       this.spec.isolationLevel === 'read_committed'

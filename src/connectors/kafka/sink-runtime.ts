@@ -1,8 +1,8 @@
-import { type Admin, type Message, Partitioners, type Producer, type Transaction } from 'kafkajs';
+import type { Admin, Message, Producer, Transaction } from 'kafkajs';
 import { ErrorCode, MillraceError } from '../../errors.js';
 import type { SinkRuntime } from '../sink-runtime.js';
 import type { KafkaSinkSpec } from '../spec.js';
-import { kafkaClient } from './client.js';
+import { kafkaClient, kafkajs } from './client.js';
 import { encodeValue } from './codec.js';
 
 /**
@@ -58,8 +58,8 @@ export class KafkaSinkRuntime implements SinkRuntime {
       typeof spec.partitioner === 'function'
         ? ((() => spec.partitioner) as never)
         : spec.partitioner === 'legacy'
-          ? Partitioners.LegacyPartitioner
-          : Partitioners.DefaultPartitioner;
+          ? kafkajs().Partitioners.LegacyPartitioner
+          : kafkajs().Partitioners.DefaultPartitioner;
     if (spec.exactlyOnce) {
       this.transactionalId = `${spec.transactionalIdPrefix ?? `millrace-${queryId}`}-${partition}`;
       this.producer = kafka.producer({
