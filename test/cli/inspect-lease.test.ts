@@ -15,6 +15,7 @@ const stateless = new URL('../fixtures/jobs/stateless.js', import.meta.url);
 const tempDir = tempDirs('millrace-inspect-lease');
 
 const linux = existsSync('/proc/self/stat');
+const needsProc = linux ? false : 'needs /proc (Linux) to read a process start time';
 const startTicks = (pid: number) => {
   const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
   return Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[19]);
@@ -99,7 +100,7 @@ describe('millrace checkpoint inspect, on the lease', () => {
   });
 
   it('says a lock whose pid now belongs to another process is stale, and the next run takes it over', {
-    skip: !linux,
+    skip: needsProc,
   }, async () => {
     const dir = withLock(owner({ pid: 1, pidStartTime: startTicks(1) + 1 }));
     const { text, json } = await inspect(dir);
@@ -112,7 +113,7 @@ describe('millrace checkpoint inspect, on the lease', () => {
   });
 
   it('says an owner whose supervising CLI is gone is ending, and that a new run waits for it', {
-    skip: !linux,
+    skip: needsProc,
   }, async () => {
     const gone = Number(
       spawnSync(process.execPath, ['-e', 'process.stdout.write(String(process.pid))']).stdout.toString(),

@@ -26,6 +26,13 @@ const pay = (card: string, amount: number, ts = 0): Payment => ({ card, amount, 
  * The next epoch `q` commits, as `once` gives it; rejects with the query's error as soon as it
  * fails instead (a failed query commits nothing more, and the wait would last the test's timeout).
  */
+/** Ends the real-time epoch (1 s of manual clock) and resolves once it is committed. */
+function commitEpoch(q: StreamingQuery): Promise<unknown[]> {
+  const committed = nextCommit(q);
+  q.clock.advance(1000);
+  return committed;
+}
+
 function nextCommit(q: StreamingQuery): Promise<unknown[]> {
   return Promise.race([
     once(q, 'epochCommitted'),
@@ -107,9 +114,7 @@ describe('Kafka source and sink guarantees (test broker)', () => {
       // Nothing is visible before the epoch ends: the transaction is still open.
       assert.deepEqual(await values(output, 2), []);
       assert.equal((await values(output, 2, 'read_uncommitted')).length, 3);
-      const committed = nextCommit(q);
-      q.clock.advance(1000);
-      await committed;
+      await commitEpoch(q);
       assert.deepEqual((await values(output, 2)).sort(), payments.map((p) => JSON.stringify(p)).sort());
     } finally {
       await q.stop();
@@ -372,9 +377,7 @@ describe('Kafka source and sink guarantees (test broker)', () => {
       await produce(input, [pay('b', 2)]);
       await q.processAllAvailable();
       broker.dropConnections();
-      const committed = nextCommit(q);
-      q.clock.advance(1000);
-      await committed;
+      await commitEpoch(q);
     } finally {
       await q.stop();
     }
@@ -391,14 +394,10 @@ describe('Kafka source and sink guarantees (test broker)', () => {
       // The row is in the open transaction: the next lookups are the commit's.
       await broker.appended(output, 0, 1);
       broker.dropNextTxnCoordinatorLookup(2);
-      const committed = nextCommit(q);
-      q.clock.advance(1000);
-      await committed;
+      await commitEpoch(q);
       await produce(input, [pay('b', 2)]);
       await q.processAllAvailable();
-      const again = nextCommit(q);
-      q.clock.advance(1000);
-      await again;
+      await commitEpoch(q);
     } finally {
       await q.stop();
     }
