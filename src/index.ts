@@ -5,7 +5,17 @@
  * `startQuery(url)` or `millrace run <job>`. See docs/api.md.
  */
 export { type AggregateSpec, type Aggregator, agg } from './api/aggregates.js';
-export { type ColumnExpr, lit, type ScalarUdf, udf } from './api/expressions.js';
+export {
+  type ArrowType,
+  type ArrowTypeName,
+  type ArrowUdfCall,
+  type ArrowUdfOptions,
+  arrowUdf,
+  type ColumnExpr,
+  lit,
+  type ScalarUdf,
+  udf,
+} from './api/expressions.js';
 export { defineJob, JobContext, type JobModule, type JobParams } from './api/job.js';
 export {
   type JoinCombine,

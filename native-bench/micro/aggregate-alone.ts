@@ -55,6 +55,13 @@ export function countPerCardAndSecond(o: CountPerCardAndSecond): AggregateOperat
     staticTable: () => {
       throw new Error('no static table here');
     },
+    meta: { sourceTime: 0, readTime: 0, origin: -1, sourceIndex: 0, sourcePartition: 0 },
+    udfChannel: () => {
+      throw new Error('no UDF channel here');
+    },
+    outputBlocked: () => false,
+    microBatch: false,
+    arrowMaxRecordsPerBatch: undefined,
   };
   return Array.from({ length: partitions }, () => new AggregateOperator(op, o.out, ctx, plan));
 }

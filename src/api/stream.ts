@@ -1,7 +1,9 @@
+import type { RecordBatch } from 'apache-arrow';
 import type { SinkSpec } from '../connectors/spec.js';
 import { invalidArgument } from '../errors.js';
 import { type AggregateSpec, agg } from '../plan/aggregates.js';
-import { type ColumnExpr, checkExpr } from '../plan/expressions.js';
+import { type ArrowBatchOptions, checkBatchSize } from '../plan/arrow-udf.js';
+import { type ColumnExpr, checkExpr, isExprKind } from '../plan/expressions.js';
 import type { KeySpec, LogicalNode } from '../plan/nodes.js';
 import type { ProcessorSource, TransformWithStateOptions } from '../plan/stateful-processor.js';
 import type { AnyWindow } from '../plan/window.js';
@@ -55,6 +57,38 @@ export class Stream<T = any> {
   flatMap<U>(fn: (row: T) => Iterable<U> | null | undefined, options: OperatorOptions = {}): Stream<U> {
     checkFn('flatMap', fn);
     return new Stream<U>(Object.freeze({ kind: 'flatMap', input: this.node, fn, label: label(options) }));
+  }
+
+  /**
+   * Batches of rows as Arrow `RecordBatch`es to `fn`, on the UDF threads; `fn` returns a batch, a
+   * table or an iterable of them, with any number of rows. The batch's columns are those of the
+   * first row (plain-object rows of one shape). `maxRecordsPerBatch` overrides the query's
+   * `arrowMaxRecordsPerBatch`.
+   */
+  mapInArrow<U = any>(
+    fn: (batch: RecordBatch) => unknown,
+    options: OperatorOptions & ArrowBatchOptions = {},
+  ): Stream<U> {
+    checkFn('mapInArrow', fn);
+    const maxRecordsPerBatch = checkBatchSize(options.maxRecordsPerBatch, 'mapInArrow');
+    return new Stream<U>(
+      Object.freeze({ kind: 'mapInArrow', input: this.node, fn, maxRecordsPerBatch, label: label(options) }),
+    );
+  }
+
+  /**
+   * The rows each partition receives in one trigger, all at once, to `fn`; what it returns goes on
+   * at the trigger's end. Micro-batch mode only: in real-time mode (which never ends a batch) it is
+   * refused with `REAL_TIME_MODE_UNSUPPORTED_OPERATOR` — use a UDF or `arrowUdf` there.
+   */
+  mapPartitions<U>(
+    fn: (rows: Iterable<T>) => Iterable<U> | null | undefined,
+    options: OperatorOptions = {},
+  ): Stream<U> {
+    checkFn('mapPartitions', fn);
+    return new Stream<U>(
+      Object.freeze({ kind: 'mapPartitions', input: this.node, fn, label: label(options) }),
+    );
   }
 
   /**
@@ -315,8 +349,7 @@ function checkFn(op: string, fn: unknown): void {
 }
 
 function isExprObject(v: object): boolean {
-  const k = (v as { kind?: unknown }).kind;
-  return k === 'lit' || k === 'udf';
+  return isExprKind((v as { kind?: unknown }).kind);
 }
 
 export function checkKey(op: string, key: unknown): asserts key is KeySpec {

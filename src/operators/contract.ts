@@ -26,7 +26,7 @@ export interface OperatorContext {
    * task fails with the operator, partition and offending row's offset); otherwise the row is
    * skipped or dead-lettered, counted, and the operator carries on with the next row.
    */
-  badRecord(op: OperatorRef, row: unknown, error: unknown): void;
+  badRecord(op: OperatorRef, row: unknown, error: unknown, userCode?: boolean): void;
   /** The event-time watermark in force at this task's stateful operator (−Infinity before any). */
   watermark(): number;
   /** A watermark operator saw its input's watermark (max event time − delay) reach `value`. */
@@ -41,6 +41,72 @@ export interface OperatorContext {
   readonly partitions: number;
   /** The static table of a stream–static join, loaded and indexed when the worker started. */
   staticTable(operatorId: number): StaticIndex;
+  /**
+   * The row being processed: where it came from and when. An operator that holds rows saves it
+   * with each and sets it back before it lets the row go on (see {@link HoldingOperator}).
+   */
+  readonly meta: RowMetaFields;
+  /** The channel to the UDF thread that runs operator `operatorId`'s batches. */
+  udfChannel(operatorId: number): BatchChannel;
+  /** The task's output cannot take more rows now: an operator letting rows go stops. */
+  outputBlocked(): boolean;
+  /** Execution in micro-batches (the trigger is not real-time). */
+  readonly microBatch: boolean;
+  /** The query's `arrowMaxRecordsPerBatch` (undefined: the mode's default). */
+  readonly arrowMaxRecordsPerBatch: number | undefined;
+}
+
+/** What a task knows of the row it processes. */
+export interface RowMetaFields {
+  sourceTime: number;
+  readTime: number;
+  origin: number;
+  sourceIndex: number;
+  sourcePartition: number;
+}
+
+/** One response from a UDF thread. `ok`: the result's bytes; otherwise the error (serialized). */
+export type BatchResponse =
+  | { readonly ok: true; readonly bytes: Uint8Array }
+  | { readonly ok: false; readonly error: Error };
+
+/** A task operator's requests to its UDF thread, and the responses, in order. */
+export interface BatchChannel {
+  /** The largest request one frame holds. */
+  readonly maxRequestBytes: number;
+  /** Sends one request made of `chunks` (`bytes` in all); false when the ring has no room now. */
+  send(chunks: readonly Uint8Array[], bytes: number): boolean;
+  /** The next response, or null when none has arrived yet. */
+  receive(): BatchResponse | null;
+  /** Whether a response waits (cheap). */
+  hasResponse(): boolean;
+}
+
+/**
+ * An operator that holds rows across pushes: it sends them to a UDF thread in batches (Arrow
+ * UDFs) or lets them go at a trigger's end (mapPartitions). The task reads no input while one is
+ * {@link full}, and lets no marker pass one that is {@link holds | holding} rows (a marker must
+ * follow the rows before it), so order and exactly-once hold as for any chain.
+ */
+export interface HoldingOperator extends RowSink {
+  readonly holding: true;
+  /** Rows are held before a marker: `batchEnd` for a barrier, batch or stream end, else others. */
+  holds(batchEnd: boolean): boolean;
+  /** The task should read no more input until {@link advance} makes room. */
+  full(): boolean;
+  /** Takes what arrived (a response) and lets rows go on while the output takes them; true if it did anything. */
+  advance(): boolean;
+  /**
+   * No more input waits now (or a marker waits for the held rows): sends a batch if none is in
+   * flight. `batchEnd`: the trigger's batch ends; mapPartitions lets its rows go.
+   */
+  close(batchEnd: boolean): void;
+  /** A response waits to be taken (the host asks before it parks). */
+  ready(): boolean;
+}
+
+export function isHolding(op: RowSink): op is HoldingOperator {
+  return (op as Partial<HoldingOperator>).holding === true;
 }
 
 /** Counters a stateful operator reports (cumulative; progress takes differences). */

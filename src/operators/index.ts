@@ -1,11 +1,14 @@
 import type { AnalyzedPlan, PlannedOperator } from '../plan/analyze.js';
 import type { NodeKind } from '../plan/nodes.js';
+import { runsOnUdfThreads } from '../plan/physical.js';
 import { AggregateOperator } from './aggregate.js';
+import { ArrowProjectionOperator, MapInArrowOperator } from './arrow-batch.js';
 import type { OperatorContext, RowSink } from './contract.js';
 import { DedupOperator } from './dedup.js';
 import { FilterOperator } from './filter.js';
 import { FlatMapOperator } from './flat-map.js';
 import { MapOperator } from './map.js';
+import { MapPartitionsOperator } from './map-partitions.js';
 import { SelectOperator } from './select.js';
 import { StaticJoinOperator } from './static-join.js';
 import { StreamJoinOperator } from './stream-join.js';
@@ -29,8 +32,16 @@ const FACTORIES: Record<NodeKind, Factory> = {
   map: (op, next, ctx) => new MapOperator(op, next, ctx),
   filter: (op, next, ctx) => new FilterOperator(op, next, ctx),
   flatMap: (op, next, ctx) => new FlatMapOperator(op, next, ctx),
-  select: (op, next, ctx) => new SelectOperator(op, next, ctx),
-  withColumn: (op, next, ctx) => new WithColumnOperator(op, next, ctx),
+  mapInArrow: (op, next, ctx) => new MapInArrowOperator(op, next, ctx),
+  mapPartitions: (op, next, ctx) => new MapPartitionsOperator(op, next, ctx),
+  select: (op, next, ctx) =>
+    runsOnUdfThreads(op.node)
+      ? new ArrowProjectionOperator(op, next, ctx)
+      : new SelectOperator(op, next, ctx),
+  withColumn: (op, next, ctx) =>
+    runsOnUdfThreads(op.node)
+      ? new ArrowProjectionOperator(op, next, ctx)
+      : new WithColumnOperator(op, next, ctx),
   watermark: (op, next, ctx, plan) => new WatermarkOperator(op, next, ctx, plan),
   aggregate: (op, next, ctx, plan) => new AggregateOperator(op, next, ctx, plan),
   dedup: (op, next, ctx, plan) => new DedupOperator(op, next, ctx, plan),
@@ -56,5 +67,11 @@ export function buildChain(
   return ops;
 }
 
-export type { OperatorContext, RowSink, StatefulOperator, StateOperatorCounters } from './contract.js';
-export { hasTwoInputs, isStateful } from './contract.js';
+export type {
+  HoldingOperator,
+  OperatorContext,
+  RowSink,
+  StatefulOperator,
+  StateOperatorCounters,
+} from './contract.js';
+export { hasTwoInputs, isHolding, isStateful } from './contract.js';

@@ -110,8 +110,25 @@ export function analyze(definition: QueryDefinition): AnalyzedPlan {
   checkAsyncProgressTracking(plan, definition.options);
   checkTwoInputs(plan);
   checkStatefulOperators(plan);
+  checkRealTimeOperators(plan);
   checkOutputMode(plan);
   return plan;
+}
+
+/**
+ * Real-time mode never ends a batch, so an operator that holds a partition's rows until one ends
+ * (`mapPartitions`) would hold them forever: refused, as Spark's real-time mode refuses it.
+ */
+function checkRealTimeOperators(plan: AnalyzedPlan): void {
+  if (isMicroBatch(plan.definition.trigger)) return;
+  const op = plan.operators.find((o) => o.node.kind === 'mapPartitions');
+  if (op === undefined) return;
+  throw new MillraceError(
+    ErrorCode.REAL_TIME_MODE_UNSUPPORTED_OPERATOR,
+    `${describeOperator(op)} holds all the rows of a partition until its batch ends, which real-time mode ` +
+      'never does; use a scalar udf() or map for per-row work, or arrowUdf / mapInArrow for batched work ' +
+      '(arrowMaxRecordsPerBatch sets the batch size), or a micro-batch trigger',
+  );
 }
 
 /** The stateful operators of a plan, in post-order. */

@@ -1,13 +1,16 @@
 import { invalidArgument } from '../errors.js';
+import type { ArrowUdfCall } from './arrow-udf.js';
 
 /**
  * A column expression, used by `select` and `withColumn`:
  * - a string names a column of the input row (`'amount'`);
  * - a function computes a value from the whole row (`(p) => p.amount * 100`);
  * - `lit(value)` is a constant;
- * - a scalar UDF applied to expressions (`riskScore('amount', 'country')`).
+ * - a scalar UDF applied to expressions (`riskScore('amount', 'country')`);
+ * - an Arrow UDF (`arrowUdf(fn, { input, returns })`), batched on the UDF threads: only as a whole
+ *   column of `withColumn` or `select`, never inside another expression.
  */
-export type ColumnExpr<T = any> = string | ((row: T) => unknown) | Literal | UdfCall;
+export type ColumnExpr<T = any> = string | ((row: T) => unknown) | Literal | UdfCall | ArrowUdfCall;
 
 export interface Literal {
   readonly kind: 'lit';
@@ -44,7 +47,13 @@ export function udf<A extends unknown[], R>(name: string, fn: (...args: A) => R)
     throw invalidArgument('udf(name, fn): name must be a non-empty string');
   if (typeof fn !== 'function') throw invalidArgument(`udf('${name}', fn): fn must be a function`);
   const call = (...args: ColumnExpr[]): UdfCall => {
-    for (const a of args) checkExpr(a, `${name}(...)`);
+    for (const a of args) {
+      checkExpr(a, `${name}(...)`);
+      if (isArrowUdf(a))
+        throw invalidArgument(
+          `${name}(...): an Arrow UDF is a whole column; it cannot be a scalar UDF's argument`,
+        );
+    }
     return Object.freeze({ kind: 'udf', udf: callable, args: Object.freeze([...args]) });
   };
   const callable = Object.assign(call, { udfName: name, fn }) as ScalarUdf<A, R>;
@@ -53,9 +62,19 @@ export function udf<A extends unknown[], R>(name: string, fn: (...args: A) => R)
 
 export function checkExpr(e: unknown, where: string): asserts e is ColumnExpr {
   if (typeof e === 'string' || typeof e === 'function') return;
-  if (typeof e === 'object' && e !== null && ((e as Literal).kind === 'lit' || (e as UdfCall).kind === 'udf'))
-    return;
-  throw invalidArgument(`${where}: expected a column name, a function of the row, lit(value) or a UDF call`);
+  if (typeof e === 'object' && e !== null && isExprKind((e as { kind?: unknown }).kind)) return;
+  throw invalidArgument(
+    `${where}: expected a column name, a function of the row, lit(value), a UDF call or an Arrow UDF`,
+  );
+}
+
+/** Whether `kind` tags an expression object (the rest are plain objects of another meaning). */
+export function isExprKind(kind: unknown): boolean {
+  return kind === 'lit' || kind === 'udf' || kind === 'arrowUdf';
+}
+
+export function isArrowUdf(e: unknown): e is ArrowUdfCall {
+  return typeof e === 'object' && e !== null && (e as { kind?: unknown }).kind === 'arrowUdf';
 }
 
 /** Compiles an expression into a function of the row (once, at task start; never per row). */
@@ -66,6 +85,7 @@ export function compileExpr(e: ColumnExpr): (row: any) => unknown {
     const v = e.value;
     return () => v;
   }
+  if (e.kind === 'arrowUdf') throw new Error(`internal: Arrow UDF '${e.name}' runs batched, not per row`);
   const fn = e.udf.fn;
   const args = e.args.map(compileExpr);
   switch (args.length) {
@@ -90,11 +110,13 @@ export function describeExpr(e: ColumnExpr): string {
   if (typeof e === 'string') return e;
   if (typeof e === 'function') return e.name ? `${e.name}(row)` : '<function>';
   if (e.kind === 'lit') return JSON.stringify(e.value) ?? String(e.value);
+  if (e.kind === 'arrowUdf') return `arrowUdf ${e.name}(${e.input.join(', ')})`;
   return `${e.udf.udfName}(${e.args.map(describeExpr).join(', ')})`;
 }
 
 /** Names of the UDFs an expression calls (for error locations). */
 export function udfNames(e: ColumnExpr): string[] {
   if (typeof e === 'object' && e.kind === 'udf') return [e.udf.udfName, ...e.args.flatMap(udfNames)];
+  if (typeof e === 'object' && e.kind === 'arrowUdf') return [e.name];
   return [];
 }

@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import type { AnalyzedPlan } from './analyze.js';
-import { describeExpr } from './expressions.js';
+import { describeArrowType } from './arrow-udf.js';
+import { type ColumnExpr, describeExpr } from './expressions.js';
 import type { LogicalNode, NodeKind } from './nodes.js';
 import { describeKey } from './physical.js';
 
@@ -14,11 +15,16 @@ const SHAPE: Record<NodeKind, (node: any, withCode: boolean) => unknown> = {
   map: (n, code) => code && String(n.fn),
   filter: (n, code) => code && String(n.fn),
   flatMap: (n, code) => code && String(n.fn),
+  mapInArrow: (n: Extract<LogicalNode, { kind: 'mapInArrow' }>, code) => [
+    n.maxRecordsPerBatch,
+    code && String(n.fn),
+  ],
+  mapPartitions: (n, code) => code && String(n.fn),
   select: (n: Extract<LogicalNode, { kind: 'select' }>, code) =>
-    n.columns.map((c) => [c.name, code ? describeExpr(c.expr) + String(c.expr) : typeof c.expr]),
+    n.columns.map((c) => [c.name, code ? describeExpr(c.expr) + exprCode(c.expr) : exprShape(c.expr)]),
   withColumn: (n: Extract<LogicalNode, { kind: 'withColumn' }>, code) => [
     n.column,
-    code ? String(n.expr) : typeof n.expr,
+    code ? exprCode(n.expr) : exprShape(n.expr),
   ],
   watermark: (n: Extract<LogicalNode, { kind: 'watermark' }>) => [n.column, n.delayMs, n.idleTimeoutMs],
   aggregate: (n: Extract<LogicalNode, { kind: 'aggregate' }>, code) => [
@@ -73,4 +79,21 @@ export function planFingerprint(plan: AnalyzedPlan, withCode: boolean): string {
   const d = plan.definition;
   parts.push(['sink', d.sink.kind, d.outputMode]);
   return createHash('sha256').update(JSON.stringify(parts)).digest('hex').slice(0, 32);
+}
+
+/**
+ * An expression's JavaScript type (as checkpoints made before Arrow UDFs recorded it), and an
+ * Arrow UDF's columns, types and batch size (without code).
+ */
+function exprShape(e: ColumnExpr): unknown {
+  if (typeof e !== 'object' || e.kind !== 'arrowUdf') return typeof e;
+  return [e.kind, e.input, describeArrowType(e.returns), e.maxRecordsPerBatch];
+}
+
+/** An expression with the code it runs (a function's text, a UDF's functions). */
+function exprCode(e: ColumnExpr): string {
+  if (typeof e !== 'object') return String(e);
+  if (e.kind === 'lit') return JSON.stringify(e.value) ?? String(e.value);
+  if (e.kind === 'arrowUdf') return JSON.stringify(exprShape(e)) + String(e.fn);
+  return String(e.udf.fn) + e.args.map(exprCode).join(',');
 }

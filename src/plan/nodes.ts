@@ -20,6 +20,8 @@ export type LogicalNode =
   | MapNode
   | FilterNode
   | FlatMapNode
+  | MapInArrowNode
+  | MapPartitionsNode
   | SelectNode
   | WithColumnNode
   | RepartitionNode
@@ -65,6 +67,28 @@ export interface FlatMapNode extends Labelled {
   readonly kind: 'flatMap';
   readonly input: LogicalNode;
   readonly fn: (row: any) => Iterable<unknown> | null | undefined;
+}
+
+/**
+ * `mapInArrow(fn)`: each Arrow batch of the rows goes to `fn`, which returns a batch, a table or
+ * an iterable of them (any number of rows). Runs on the UDF threads.
+ */
+export interface MapInArrowNode extends Labelled {
+  readonly kind: 'mapInArrow';
+  readonly input: LogicalNode;
+  readonly fn: (batch: any) => unknown;
+  /** Rows per batch at most (undefined: the query's `arrowMaxRecordsPerBatch`). */
+  readonly maxRecordsPerBatch: number | undefined;
+}
+
+/**
+ * `mapPartitions(fn)`: the rows a partition receives in one trigger, as one iterable, to `fn`;
+ * its output goes on when the trigger's batch ends. Micro-batch mode only: it holds all its rows.
+ */
+export interface MapPartitionsNode extends Labelled {
+  readonly kind: 'mapPartitions';
+  readonly input: LogicalNode;
+  readonly fn: (rows: Iterable<any>) => Iterable<unknown> | null | undefined;
 }
 
 export interface SelectNode extends Labelled {

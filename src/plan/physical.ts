@@ -1,5 +1,5 @@
 import { type AnalyzedPlan, describeOperator, type PlannedOperator, type PlannedSource } from './analyze.js';
-import type { KeySpec, NodeKind } from './nodes.js';
+import type { KeySpec, LogicalNode, NodeKind } from './nodes.js';
 import type { QueryOptions } from './query-options.js';
 
 export type StageInput =
@@ -88,6 +88,8 @@ const PLACEMENT: Record<NodeKind, 'source' | 'chain' | 'shuffle' | 'keyed' | 'un
   map: 'chain',
   filter: 'chain',
   flatMap: 'chain',
+  mapInArrow: 'chain',
+  mapPartitions: 'chain',
   select: 'chain',
   withColumn: 'chain',
   watermark: 'chain',
@@ -300,4 +302,14 @@ export function describeKey(key: KeySpec): string {
   if (typeof key === 'string') return key;
   if (typeof key === 'function') return key.name ? `${key.name}(row)` : '<function>';
   return `(${key.join(', ')})`;
+}
+
+/** Whether a node's user code runs on the UDF threads (mapInArrow, or a projection with an Arrow UDF). */
+export function runsOnUdfThreads(node: LogicalNode): boolean {
+  if (node.kind === 'mapInArrow') return true;
+  const isArrow = (e: unknown) =>
+    typeof e === 'object' && e !== null && (e as { kind?: unknown }).kind === 'arrowUdf';
+  if (node.kind === 'withColumn') return isArrow(node.expr);
+  if (node.kind === 'select') return node.columns.some((c) => isArrow(c.expr));
+  return false;
 }

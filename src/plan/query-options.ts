@@ -1,5 +1,6 @@
 import { invalidArgument } from '../errors.js';
 import { type Duration, parseDuration } from '../util/duration.js';
+import { checkBatchSize } from './arrow-udf.js';
 import { type RestartPolicy, type RestartPolicyInput, resolveRestartPolicy } from './restart-policy.js';
 import {
   resolveSideOutputTarget,
@@ -40,6 +41,13 @@ export interface QueryOptions {
   readonly progressIntervalMs: number;
   /** How long an idle worker polls before it parks (µs). Default 50. */
   readonly spinMicros: number;
+  /** Threads of the UDF pool that runs Arrow UDFs and `mapInArrow` (started only if the query has them). Default 1. */
+  readonly udfWorkers: number;
+  /**
+   * Rows per Arrow batch at most, for operators that do not set their own `maxRecordsPerBatch`.
+   * Default: 1 in real-time mode (lowest latency), 10 000 in micro-batch mode.
+   */
+  readonly arrowMaxRecordsPerBatch: number | undefined;
   /**
    * Late rows (at or below the watermark at a stateful operator) are counted in
    * `numRowsDroppedByWatermark` and dropped (default), or also sent to the query's late-row output
@@ -91,6 +99,8 @@ export const DEFAULT_QUERY_OPTIONS: QueryOptions = Object.freeze({
   ringCapacityBytes: DEFAULT_RING_CAPACITY,
   progressIntervalMs: 1000,
   spinMicros: 50,
+  udfWorkers: 1,
+  arrowMaxRecordsPerBatch: undefined,
   onLateRow: 'drop',
   multipleWatermarkPolicy: 'min',
   minBatchesToRetain: 100,
@@ -111,6 +121,8 @@ export interface QueryOptionsInput {
   ringCapacityBytes?: number;
   progressInterval?: Duration;
   spinMicros?: number;
+  udfWorkers?: number;
+  arrowMaxRecordsPerBatch?: number;
   onLateRow?: LateRowPolicy;
   multipleWatermarkPolicy?: 'min' | 'max';
   minBatchesToRetain?: number;
@@ -142,7 +154,11 @@ export function resolveQueryOptions(base: QueryOptions, input: QueryOptionsInput
         }
         out.onBadRecord = value as BadRecordPolicy;
         break;
+      case 'arrowMaxRecordsPerBatch':
+        out.arrowMaxRecordsPerBatch = checkBatchSize(value, 'arrowMaxRecordsPerBatch');
+        break;
       case 'workers':
+      case 'udfWorkers':
       case 'shufflePartitions':
       case 'minBatchesToRetain':
       case 'minDeltasForSnapshot':
@@ -217,7 +233,7 @@ export function resolveQueryOptions(base: QueryOptions, input: QueryOptionsInput
       default:
         throw invalidArgument(
           `unknown query option '${key}' (known: onBadRecord, onLateRow, multipleWatermarkPolicy, workers, ` +
-            'shufflePartitions, ringCapacityBytes, progressInterval, spinMicros, minBatchesToRetain, minDeltasForSnapshot, ' +
+            'shufflePartitions, ringCapacityBytes, progressInterval, spinMicros, udfWorkers, arrowMaxRecordsPerBatch, minBatchesToRetain, minDeltasForSnapshot, ' +
             'sourceEvolution, restartPolicy, asyncProgressTracking, asyncProgressTrackingCheckpointIntervalMs, ' +
             'deadLetters, lateRows)',
         );

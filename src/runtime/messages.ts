@@ -29,7 +29,39 @@ export interface TaskSpec {
    * the task started), so the redo holds exactly the rows it held before.
    */
   readonly redoEnd?: number;
+  /** Channels of the task's operators that run on UDF threads (see wiring.ts). */
+  readonly udf?: readonly UdfChannelSpec[];
 }
+
+/** One task operator's channel to a UDF thread: requests out, answers back. */
+export interface UdfChannelSpec {
+  readonly operatorId: number;
+  readonly request: SharedArrayBuffer;
+  readonly response: SharedArrayBuffer;
+}
+
+/** What a UDF thread of the UDF pool is told at start (its port is added when it is launched). */
+export interface UdfWorkerSpec {
+  readonly workerIndex: number;
+  /** This UDF thread's doorbell in `bells`. */
+  readonly bell: number;
+  readonly jobUrl: string;
+  readonly params: Readonly<Record<string, string>>;
+  readonly layouts: ResolvedLayouts;
+  readonly fingerprint: string;
+  readonly bells: SharedArrayBuffer;
+  /** Int32 slot 0 set to 1 by the driver: the query is over, the thread ends. */
+  readonly control: SharedArrayBuffer;
+  readonly spinMicros: number;
+  /** The channels it serves: task and operator, and the two rings. */
+  readonly channels: readonly (UdfChannelSpec & { readonly task: number })[];
+  readonly port: MessagePort;
+}
+
+/** What a UDF thread tells the driver. */
+export type UdfWorkerMessage =
+  | { readonly type: 'ready'; readonly workerIndex: number }
+  | { readonly type: 'failed'; readonly workerIndex: number; readonly error: SerializedError };
 
 /** How stateful tasks keep their state in the checkpoint. */
 export interface StateCheckpointSpec {
@@ -81,6 +113,8 @@ export interface HostSpec {
   readonly onLateRow: LateRowPolicy;
   readonly multipleWatermarkPolicy: 'min' | 'max';
   readonly spinMicros: number;
+  /** The query's `arrowMaxRecordsPerBatch` (undefined: the mode's default). */
+  readonly arrowMaxRecordsPerBatch: number | undefined;
 }
 
 /** Counters of one task since the query started (the driver takes differences). */

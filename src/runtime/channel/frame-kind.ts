@@ -35,6 +35,8 @@ export const FrameKind = {
   STATE_WRITTEN: 11,
   /** What a sink partition wrote in an epoch, for the driver's commit, task → driver: `[msgpack]`. */
   SINK_COMMIT: 12,
+  /** A UDF thread could not run a batch, UDF thread → task: `[msgpack SerializedError]`. */
+  UDF_ERROR: 13,
 } as const;
 
 export type FrameKind = (typeof FrameKind)[keyof typeof FrameKind];

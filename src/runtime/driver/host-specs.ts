@@ -1,5 +1,5 @@
 import { keepsWholeRows } from '../../plan/physical.js';
-import type { HostSpec } from '../messages.js';
+import type { HostSpec, UdfWorkerSpec } from '../messages.js';
 import type { ClockSpec, ManualClock } from '../time/clock.js';
 import type { RuntimeConfig } from './runtime-config.js';
 import type { Wiring } from './wiring.js';
@@ -75,5 +75,27 @@ export function hostSpecs(
     onLateRow: options.onLateRow,
     multipleWatermarkPolicy: options.multipleWatermarkPolicy,
     spinMicros: options.spinMicros,
+    arrowMaxRecordsPerBatch: options.arrowMaxRecordsPerBatch,
+  }));
+}
+
+/** What each UDF thread is told at start: the job to build, and the channels it serves. */
+export function udfWorkerSpecs(
+  config: RuntimeConfig,
+  wiring: Wiring,
+  bells: SharedArrayBuffer,
+  control: SharedArrayBuffer,
+): Omit<UdfWorkerSpec, 'port'>[] {
+  return wiring.udfWorkers.map((w) => ({
+    workerIndex: w.index,
+    bell: w.bell,
+    jobUrl: config.jobUrl,
+    params: config.params,
+    layouts: config.layouts,
+    fingerprint: config.fingerprint,
+    bells,
+    control,
+    spinMicros: config.options.spinMicros,
+    channels: w.channels,
   }));
 }

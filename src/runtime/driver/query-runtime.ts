@@ -25,13 +25,14 @@ import { Feeds } from './feeds.js';
 import { FlushWaiters } from './flush-waiters.js';
 import { HostPool } from './host-pool.js';
 import { HostSinkCommits } from './host-sink-commits.js';
-import { hostSpecs } from './host-specs.js';
+import { hostSpecs, udfWorkerSpecs } from './host-specs.js';
 import { MicroBatchExecution, type MicroBatchHost } from './micro-batch.js';
 import { ProgressBuilder } from './progress-builder.js';
 import { Pump } from './pump.js';
 import { ReportRounds } from './report-rounds.js';
 import { Results } from './results.js';
 import { type RuntimeConfig, resolveWorkers } from './runtime-config.js';
+import { UdfPool } from './udf-pool.js';
 import { wire } from './wiring.js';
 
 /** What the runtime tells the query handle. */
@@ -63,6 +64,8 @@ export class QueryRuntime implements MicroBatchHost {
   readonly precise: PreciseTime;
   private readonly control: Int32Array;
   private readonly hosts: HostPool;
+  /** The threads that run Arrow UDFs (none when the query has no Arrow operator). */
+  private readonly udf: UdfPool;
   /** Sink commits (`commitSink`) waiting for hosts to answer. */
   private readonly sinkCommits = new HostSinkCommits(
     () => this.hosts.live(),
@@ -101,10 +104,10 @@ export class QueryRuntime implements MicroBatchHost {
   ) {
     const { physical, options, clock } = config;
     const hostCount = Math.min(resolveWorkers(options), physical.tasks.length);
-    this.bells = DoorbellTable.create(hostCount + 1);
+    const wiring = wire(physical, hostCount, options.ringCapacityBytes, options.udfWorkers);
+    this.bells = DoorbellTable.create(hostCount + 1 + wiring.udfWorkers.length);
     this.control = new Int32Array(createControl());
     this.precise = new PreciseTime(config.wallOffset);
-    const wiring = wire(physical, hostCount, options.ringCapacityBytes);
     const microBatch = isMicroBatch(config.plan.definition.trigger);
     this.clock = clock;
     const stateful = physical.stages.find(
@@ -222,6 +225,13 @@ export class QueryRuntime implements MicroBatchHost {
       microBatch,
       firstEpoch: this.nextEpoch,
     });
+    const udfControl = createControl();
+    this.udf = new UdfPool(
+      udfWorkerSpecs(config, wiring, this.bells.sab, udfControl),
+      udfControl,
+      (bell) => this.bells.ringAlways(bell),
+      (e) => this.onFailure(e),
+    );
     this.hosts = new HostPool(specs, {
       report: (m) => {
         this.absorb(m);
@@ -259,7 +269,7 @@ export class QueryRuntime implements MicroBatchHost {
     }
     if (this.recovery) this.feeds.resumeAt(this.recovery.startOffsets);
     try {
-      const started = this.hosts.start(startTimeoutMs);
+      const started = Promise.all([this.hosts.start(startTimeoutMs), this.udf.start(startTimeoutMs)]);
       // Another run took the checkpoint over (this one was paused past its lease): this one stops,
       // failing its start if it is still starting.
       this.checkpoint?.onLost((e) => this.fail(e));
@@ -506,6 +516,7 @@ export class QueryRuntime implements MicroBatchHost {
     await this.checkpoint?.close();
     this.flushes.end(this.failure);
     await this.hosts.close();
+    await this.udf.close();
     this.rounds.close();
   }
 }

@@ -23,6 +23,8 @@ export interface HostContext {
   readonly multipleWatermarkPolicy: 'min' | 'max';
   /** Micro-batch execution (see HostSpec.microBatch). */
   readonly microBatch: boolean;
+  /** See HostSpec.arrowMaxRecordsPerBatch. */
+  readonly arrowMaxRecordsPerBatch: number | undefined;
   /** See HostSpec.watermarks and HostSpec.scheduleStarts. */
   readonly initialWatermarks: readonly number[];
   readonly scheduleStarts: readonly (number | null)[];

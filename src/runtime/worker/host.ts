@@ -45,6 +45,7 @@ export class Host implements HostContext {
   readonly onLateRow: LateRowPolicy;
   readonly multipleWatermarkPolicy: 'min' | 'max';
   readonly microBatch: boolean;
+  readonly arrowMaxRecordsPerBatch: number | undefined;
   readonly initialWatermarks: readonly number[];
   readonly scheduleStarts: readonly (number | null)[];
   readonly state: StateCheckpointSpec | null;
@@ -75,6 +76,7 @@ export class Host implements HostContext {
     this.onLateRow = spec.onLateRow;
     this.multipleWatermarkPolicy = spec.multipleWatermarkPolicy;
     this.microBatch = spec.microBatch;
+    this.arrowMaxRecordsPerBatch = spec.arrowMaxRecordsPerBatch;
     this.initialWatermarks = spec.watermarks;
     this.scheduleStarts = spec.scheduleStarts;
     this.state = spec.state;

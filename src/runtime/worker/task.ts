@@ -2,13 +2,15 @@ import { performance } from 'node:perf_hooks';
 import type { StateCheckpointer } from '../../checkpoint/state-checkpointer.js';
 import { ErrorCode, MillraceError, serializeError } from '../../errors.js';
 import type {
+  BatchChannel,
+  HoldingOperator,
   OperatorContext,
   OperatorRef,
   RowSink,
   StatefulOperator,
   StaticIndex,
 } from '../../operators/contract.js';
-import { buildChain, isStateful } from '../../operators/index.js';
+import { buildChain, isHolding, isStateful } from '../../operators/index.js';
 import { type EventTimeStats, WatermarkOperator } from '../../operators/watermark.js';
 import type { AnalyzedPlan } from '../../plan/analyze.js';
 import type { PhysicalPlan, StagePlan } from '../../plan/physical.js';
@@ -26,6 +28,7 @@ import { SinkOutput, type SinkTask } from './sink-output.js';
 import type { TaskOutput } from './task-output.js';
 import { type SourceTask, TaskSource } from './task-source.js';
 import { openStateCheckpointer, wireInputs } from './task-wiring.js';
+import { UdfChannel } from './udf-channel.js';
 import type { WatermarkTracker } from './watermark-tracker.js';
 
 /** Frames (or generated rows) a task handles per step before the host moves to its next task. */
@@ -65,6 +68,11 @@ export class Task implements OperatorContext, SinkTask, SourceTask {
   /** The stateful operator has work on idle ticks (timers fired by the wall clock). */
   private readonly ticking: boolean;
   private readonly watermarkOps: WatermarkOperator[];
+  /** Operators that hold rows across pushes (Arrow UDFs, mapPartitions), in chain order. */
+  private readonly holding: HoldingOperator[];
+  private readonly udfChannels = new Map<number, BatchChannel>();
+  readonly microBatch: boolean;
+  readonly arrowMaxRecordsPerBatch: number | undefined;
   private readonly watermarks: WatermarkTracker;
   /** A source task's source (null for tasks that read shuffles). */
   private readonly source: TaskSource | null;
@@ -93,6 +101,14 @@ export class Task implements OperatorContext, SinkTask, SourceTask {
     this.stageId = spec.stage;
     this.partition = spec.partition;
     this.problems = new RowProblems(host, this);
+    this.microBatch = host.microBatch;
+    this.arrowMaxRecordsPerBatch = host.arrowMaxRecordsPerBatch;
+    for (const c of spec.udf ?? []) {
+      this.udfChannels.set(
+        c.operatorId,
+        new UdfChannel(new RingProducer(c.request, host.bells), new RingConsumer(c.response, host.bells)),
+      );
+    }
     const stage: StagePlan = physical.stages[spec.stage]!;
     this.partitions = stage.partitions;
     this.inputs = new InputSet(spec.inputs.map((sab) => new RingConsumer(sab, host.bells)));
@@ -117,6 +133,7 @@ export class Task implements OperatorContext, SinkTask, SourceTask {
       host,
     ));
     this.watermarkOps = ops.filter((o): o is WatermarkOperator => o instanceof WatermarkOperator);
+    this.holding = ops.filter(isHolding);
     if (this.stateful !== null && host.state !== null) {
       this.checkpointer = openStateCheckpointer(this.stateful, stage.chain[0]!.id, this, host, (e) => {
         this.stateError = e;
@@ -175,6 +192,11 @@ export class Task implements OperatorContext, SinkTask, SourceTask {
       return true;
     }
     let work = 0;
+    const holding = this.holding;
+    if (holding.length > 0) {
+      for (let h = 0; h < holding.length; h++) if (holding[h]!.advance()) work++;
+      if (this.output.blocked || this.holdingFull()) return work > 0;
+    }
     let anyAligned = false;
     const channels = this.inputs.channels;
     for (let i = 0; i < channels.length; i++) {
@@ -195,6 +217,7 @@ export class Task implements OperatorContext, SinkTask, SourceTask {
         }
         work++;
         if (this.waiting !== null || this.output.blocked || this.ending) return true;
+        if (holding.length > 0 && this.holdingFull()) return true;
         if (input.aligned) {
           anyAligned = true;
           break;
@@ -210,7 +233,34 @@ export class Task implements OperatorContext, SinkTask, SourceTask {
         Number.POSITIVE_INFINITY,
       );
     }
+    // No more input waits: what the operators hold goes to their UDF threads now.
+    if (holding.length > 0 && work < STEP_BUDGET)
+      for (let h = 0; h < holding.length; h++) holding[h]!.close(false);
     return work > 0;
+  }
+
+  /** A holding operator can take no more rows now. */
+  private holdingFull(): boolean {
+    const holding = this.holding;
+    for (let h = 0; h < holding.length; h++) if (holding[h]!.full()) return true;
+    return false;
+  }
+
+  /**
+   * Whether rows held by operators must go on before a marker may pass: every marker follows the
+   * rows before it. `batchEnd` (a barrier, a batch's or the stream's end) also ends mapPartitions'
+   * batch. The held rows are sent (or let go) now; the marker waits in its ring until they are out.
+   */
+  private heldBeforeMarker(batchEnd: boolean): boolean {
+    const holding = this.holding;
+    let held = false;
+    for (let h = 0; h < holding.length; h++) {
+      const op = holding[h]!;
+      if (!op.holds(batchEnd)) continue;
+      op.close(batchEnd);
+      if (op.holds(batchEnd)) held = true;
+    }
+    return held;
   }
 
   /** Runs a slice of work that waits for idle time (a checkpoint being written); false if none. */
@@ -225,6 +275,7 @@ export class Task implements OperatorContext, SinkTask, SourceTask {
     if (this.waiting !== null) return false;
     if (this.output.blocked) return this.unblock();
     if (this.ending) return true;
+    for (let h = 0; h < this.holding.length; h++) if (this.holding[h]!.ready()) return true;
     if (!this.host.microBatch && this.host.clock.now() >= this.watermarks.nextDeadline) return true;
     if (this.ticking && this.host.clock.now() >= this.stateful!.nextTimerDue!()) return true;
     if (this.inputs.hasFrame()) return true;
@@ -233,7 +284,9 @@ export class Task implements OperatorContext, SinkTask, SourceTask {
 
   /** Whether a frame waits in one of the task's input rings (a cheap part of {@link ready}). */
   hasInput(): boolean {
-    return !this.finished && this.inputs.hasFrame();
+    if (this.finished) return false;
+    for (let h = 0; h < this.holding.length; h++) if (this.holding[h]!.ready()) return true;
+    return this.inputs.hasFrame();
   }
 
   /**
@@ -307,6 +360,13 @@ export class Task implements OperatorContext, SinkTask, SourceTask {
       if (source.nextDue() <= this.markerCutoff) return false;
       this.markerCutoff = Number.NaN;
     }
+    if (
+      this.holding.length > 0 &&
+      this.heldBeforeMarker(
+        kind === FrameKind.BATCH || kind === FrameKind.BARRIER || kind === FrameKind.END_OF_STREAM,
+      )
+    )
+      return false;
     ring.releaseDeferred();
     switch (kind) {
       case FrameKind.BATCH:
@@ -466,6 +526,16 @@ export class Task implements OperatorContext, SinkTask, SourceTask {
     this.problems.lateRow(op, row, this.watermarks.watermark);
   }
 
+  udfChannel(operatorId: number): BatchChannel {
+    const channel = this.udfChannels.get(operatorId);
+    if (channel === undefined) throw new Error(`internal: operator ${operatorId} has no UDF channel`);
+    return channel;
+  }
+
+  outputBlocked(): boolean {
+    return this.output.blocked;
+  }
+
   staticTable(operatorId: number): StaticIndex {
     const table = this.host.staticTables.get(operatorId);
     if (table === undefined)
@@ -476,7 +546,7 @@ export class Task implements OperatorContext, SinkTask, SourceTask {
   // --- SinkTask, SourceTask -------------------------------------------------------------------
 
   stalled(): boolean {
-    return this.waiting !== null || this.output.blocked;
+    return this.waiting !== null || this.output.blocked || (this.holding.length > 0 && this.holdingFull());
   }
 
   /** Whether the task waits for a promise (an asynchronous sink step) to settle. */

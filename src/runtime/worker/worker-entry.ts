@@ -1,6 +1,7 @@
 import { withLayouts } from '../../connectors/layouts.js';
 import { ErrorCode, MillraceError, serializeError } from '../../errors.js';
 import { initHistograms } from '../../metrics/latency.js';
+import { loadArrow } from '../../operators/arrow/arrow-module.js';
 import { planFingerprint } from '../../plan/fingerprint.js';
 import { planPhysical } from '../../plan/physical.js';
 import { importJob, planJob } from '../job-loader.js';
@@ -31,6 +32,8 @@ export default async function runHost(spec: HostSpec): Promise<void> {
       );
     }
     const physical = planPhysical(plan, spec.physical);
+    // Arrow operators are built synchronously with the tasks: their package loads first.
+    if (spec.tasks.some((t) => (t.udf?.length ?? 0) > 0)) await loadArrow();
     const statics = await loadStaticTables(plan, physical, spec.tasks);
     host = new Host(spec, plan, physical, statics);
     const ready = host;

@@ -1,0 +1,250 @@
+import type { RecordBatch } from 'apache-arrow';
+import { ErrorCode, MillraceError } from '../errors.js';
+import type { PlannedOperator } from '../plan/analyze.js';
+import { type ArrowUdfCall, batchSizeOf } from '../plan/arrow-udf.js';
+import { type ColumnExpr, compileExpr, isArrowUdf } from '../plan/expressions.js';
+import { batchRows, RowColumns, type RowMisfit, vectorValues } from './arrow/columns.js';
+import { asHeldRow, HeldRows } from './arrow/held-rows.js';
+import { ArrowDecoder, ArrowEncoder } from './arrow/ipc.js';
+import type { BatchChannel, BatchResponse, HoldingOperator, OperatorContext, RowSink } from './contract.js';
+
+/** A batch's answer, let go row by row as the output takes them. */
+interface Draining {
+  readonly held: HeldRows;
+  /** Output rows (mapInArrow) or result columns (a projection), or the batch's error. */
+  readonly response: BatchResponse;
+  readonly emit: (i: number) => void;
+  readonly count: number;
+  next: number;
+}
+
+/**
+ * The task's side of an operator whose user code runs on a UDF thread in Arrow batches. Rows are
+ * held with their metadata; a batch goes out when `maxRecordsPerBatch` rows are held, or when no
+ * more input waits (the task closes it), one batch in flight at a time while the next fills. The
+ * answer comes back in order and its rows go on with the metadata of the rows they came from.
+ * A batch the UDF failed on is a bad record for each of its rows (the query's `onBadRecord`).
+ */
+abstract class ArrowBatchOperator implements HoldingOperator {
+  readonly holding = true as const;
+  protected readonly maxRows: number;
+  private readonly queue = new HeldRows();
+  private inFlight: HeldRows | null = null;
+  private draining: Draining | null = null;
+  private readonly channel: BatchChannel;
+  private readonly encoder = new ArrowEncoder();
+  protected readonly decoder = new ArrowDecoder();
+  /** Fewer rows per batch after one did not fit the channel's frame. */
+  private rowCap = Number.POSITIVE_INFINITY;
+
+  constructor(
+    protected readonly op: PlannedOperator<any>,
+    protected readonly next: RowSink,
+    protected readonly ctx: OperatorContext,
+    own: number | undefined,
+  ) {
+    this.maxRows = batchSizeOf(own, ctx.arrowMaxRecordsPerBatch, ctx.microBatch);
+    this.channel = ctx.udfChannel(op.id);
+  }
+
+  /** The request for a batch of rows; rows that cannot go in it are reported in `misfits`. */
+  protected abstract request(
+    rows: readonly unknown[],
+    misfits: RowMisfit[],
+  ): { batch: RecordBatch; kept: number[] | null };
+  /** How row `i` of an answered batch goes on (pushes to `next`). */
+  protected abstract emitter(held: HeldRows, bytes: Uint8Array): { count: number; emit: (i: number) => void };
+
+  push(row: unknown): void {
+    this.queue.add(row, this.ctx.meta);
+    if (this.inFlight === null && this.queue.length >= Math.min(this.maxRows, this.rowCap)) this.send();
+  }
+
+  holds(): boolean {
+    return this.queue.length > 0 || this.inFlight !== null || this.draining !== null;
+  }
+
+  full(): boolean {
+    return this.inFlight !== null && this.queue.length >= this.maxRows;
+  }
+
+  ready(): boolean {
+    return this.draining !== null || (this.inFlight !== null && this.channel.hasResponse());
+  }
+
+  close(): void {
+    if (this.inFlight === null && this.queue.length > 0) this.send();
+  }
+
+  advance(): boolean {
+    let did = false;
+    if (this.draining !== null) {
+      did = true;
+      if (!this.drain()) return did;
+    }
+    if (this.inFlight === null) return did;
+    const response = this.channel.receive();
+    if (response === null) return did;
+    const held = this.inFlight;
+    this.inFlight = null;
+    // The next batch goes out before this one's rows go on: the UDF works while the task does.
+    if (this.queue.length >= Math.min(this.maxRows, this.rowCap)) this.send();
+    const { count, emit } = response.ok
+      ? this.emitter(held, response.bytes)
+      : {
+          count: held.length,
+          // An engine error (a result of the wrong length or type) keeps its code.
+          emit: (i: number) =>
+            this.ctx.badRecord(
+              this.op,
+              held.rows[i],
+              response.error,
+              !(response.error instanceof MillraceError),
+            ),
+        };
+    this.draining = { held, response, emit, count, next: 0 };
+    this.drain();
+    return true;
+  }
+
+  /** Lets the answered rows go while the output takes them; true when all went. */
+  private drain(): boolean {
+    const d = this.draining!;
+    const meta = this.ctx.meta;
+    const perRow = d.count === d.held.length;
+    while (d.next < d.count) {
+      if (this.ctx.outputBlocked()) return false;
+      d.held.restore(perRow ? d.next : 0, meta);
+      d.emit(d.next++);
+    }
+    this.draining = null;
+    return true;
+  }
+
+  private send(): void {
+    const n = Math.min(this.queue.length, this.maxRows, this.rowCap);
+    let held = this.queue.take(n);
+    const misfits: RowMisfit[] = [];
+    const { batch, kept } = this.request(held.rows, misfits);
+    for (const m of misfits)
+      asHeldRow(held, m.index, this.ctx.meta, () =>
+        this.ctx.badRecord(this.op, held.rows[m.index], m.error, false),
+      );
+    if (kept !== null) held = held.pick(kept);
+    if (held.length === 0) return;
+    const { chunks, bytes } = this.encoder.encode([batch]);
+    if (bytes > this.channel.maxRequestBytes) {
+      this.encoder.forget();
+      if (held.length === 1) {
+        asHeldRow(held, 0, this.ctx.meta, () =>
+          this.ctx.badRecord(
+            this.op,
+            held.rows[0],
+            new MillraceError(
+              ErrorCode.RECORD_TOO_LARGE,
+              `a row of ${bytes} bytes in Arrow does not fit the UDF channel (at most ${this.channel.maxRequestBytes}); raise ringCapacityBytes`,
+            ),
+            false,
+          ),
+        );
+        return;
+      }
+      this.rowCap = Math.ceil(held.length / 2);
+      this.queue.putBack(held);
+      this.send();
+      return;
+    }
+    if (!this.channel.send(chunks, bytes)) throw new Error('internal: the UDF request ring was not empty');
+    this.inFlight = held;
+  }
+}
+
+/**
+ * `withColumn` / `select` with Arrow UDFs: one request per batch carries the columns every Arrow
+ * UDF of the operator reads; the answer, one column per UDF. Other expressions are computed per
+ * row as the rows go on.
+ */
+export class ArrowProjectionOperator extends ArrowBatchOperator {
+  private readonly columns: RowColumns;
+  private readonly outputs: { name: string; arrow: number; value: ((row: unknown) => unknown) | null }[];
+  private readonly keepRow: boolean;
+
+  constructor(
+    op: PlannedOperator<'withColumn'> | PlannedOperator<'select'>,
+    next: RowSink,
+    ctx: OperatorContext,
+  ) {
+    const node = op.node;
+    const cols: { name: string; expr: ColumnExpr }[] =
+      node.kind === 'withColumn' ? [{ name: node.column, expr: node.expr }] : [...node.columns];
+    const udfs = cols.map((c) => c.expr).filter(isArrowUdf);
+    super(op, next, ctx, smallest(udfs));
+    const input = [...new Set(udfs.flatMap((u) => u.input))];
+    const declared = Object.assign({}, ...udfs.map((u) => u.inputTypes));
+    this.columns = new RowColumns(`${udfs.map((u) => `arrowUdf '${u.name}'`).join(', ')}`, input, declared);
+    let k = 0;
+    this.outputs = cols.map((c) =>
+      isArrowUdf(c.expr)
+        ? { name: c.name, arrow: k++, value: null }
+        : { name: c.name, arrow: -1, value: compileExpr(c.expr) },
+    );
+    this.keepRow = node.kind === 'withColumn';
+  }
+
+  protected request(rows: readonly unknown[], misfits: RowMisfit[]) {
+    return this.columns.toBatch(rows, rows.length, misfits);
+  }
+
+  protected emitter(held: HeldRows, bytes: Uint8Array) {
+    const [batch] = this.decoder.decode(bytes);
+    const values = batch!.schema.fields.map((_, c) => vectorValues(batch!.getChildAt(c)!));
+    const { outputs, keepRow } = this;
+    const emit = (i: number): void => {
+      const row = held.rows[i];
+      const out = (keepRow ? Object.assign({}, row) : {}) as Record<string, unknown>;
+      for (const o of outputs) {
+        if (o.value === null) {
+          out[o.name] = values[o.arrow]![i];
+          continue;
+        }
+        try {
+          out[o.name] = o.value(row);
+        } catch (e) {
+          this.ctx.badRecord(this.op, row, e);
+          return;
+        }
+      }
+      this.next.push(out);
+    };
+    return { count: held.length, emit };
+  }
+}
+
+/** `mapInArrow(fn)`: batches of whole rows to `fn`; its batches' rows go on. */
+export class MapInArrowOperator extends ArrowBatchOperator {
+  private columns: RowColumns | null = null;
+
+  constructor(op: PlannedOperator<'mapInArrow'>, next: RowSink, ctx: OperatorContext) {
+    super(op, next, ctx, op.node.maxRecordsPerBatch);
+  }
+
+  protected request(rows: readonly unknown[], misfits: RowMisfit[]) {
+    // The columns are those of the first row (plain-object rows of one shape, as Spark's schema).
+    this.columns ??= new RowColumns(
+      `mapInArrow (${this.op.node.kind}#${this.op.id})`,
+      Object.keys(rows[0] ?? {}),
+      {},
+    );
+    return this.columns.toBatch(rows, rows.length, misfits);
+  }
+
+  protected emitter(_held: HeldRows, bytes: Uint8Array) {
+    const rows = batchRows(this.decoder.decode(bytes));
+    return { count: rows.length, emit: (i: number) => this.next.push(rows[i]) };
+  }
+}
+
+function smallest(udfs: readonly ArrowUdfCall[]): number | undefined {
+  const own = udfs.map((u) => u.maxRecordsPerBatch).filter((n): n is number => n !== undefined);
+  return own.length === 0 ? undefined : Math.min(...own);
+}

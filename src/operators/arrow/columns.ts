@@ -1,0 +1,271 @@
+import type { DataType, Field, RecordBatch, Vector } from 'apache-arrow';
+import { ErrorCode, MillraceError } from '../../errors.js';
+import type { ArrowType } from '../../plan/arrow-udf.js';
+import { arrow } from './arrow-module.js';
+
+/** An Arrow type from a plan's type name or DataType. */
+export function resolveType(type: ArrowType): DataType {
+  if (typeof type !== 'string') return type as DataType;
+  const A = arrow();
+  switch (type) {
+    case 'float64':
+      return new A.Float64();
+    case 'float32':
+      return new A.Float32();
+    case 'int8':
+      return new A.Int8();
+    case 'int16':
+      return new A.Int16();
+    case 'int32':
+      return new A.Int32();
+    case 'int64':
+      return new A.Int64();
+    case 'uint8':
+      return new A.Uint8();
+    case 'uint16':
+      return new A.Uint16();
+    case 'uint32':
+      return new A.Uint32();
+    case 'uint64':
+      return new A.Uint64();
+    case 'utf8':
+      return new A.Utf8();
+    case 'bool':
+      return new A.Bool();
+  }
+}
+
+/** The type a column gets from its first non-null value (Float64 when every value is null). */
+function inferType(value: unknown): DataType {
+  const A = arrow();
+  if (typeof value === 'bigint') return new A.Int64();
+  if (typeof value === 'string') return new A.Utf8();
+  if (typeof value === 'boolean') return new A.Bool();
+  return new A.Float64();
+}
+
+/** Why `value` cannot be a value of `type`, or null when it can (null and undefined always can). */
+function misfit(value: unknown, type: DataType): string | null {
+  if (value === null || value === undefined) return null;
+  const A = arrow();
+  if (A.DataType.isFloat(type)) return typeof value === 'number' ? null : 'not a number';
+  if (A.DataType.isInt(type)) {
+    if (type.bitWidth === 64) {
+      if (typeof value === 'bigint') return null;
+      return typeof value === 'number' && Number.isSafeInteger(value) ? null : 'not a bigint or safe integer';
+    }
+    if (typeof value !== 'number' || !Number.isInteger(value)) return 'not an integer';
+    const bits = type.bitWidth;
+    const min = type.isSigned ? -(2 ** (bits - 1)) : 0;
+    const max = type.isSigned ? 2 ** (bits - 1) - 1 : 2 ** bits - 1;
+    return value >= min && value <= max ? null : `out of range for ${type}`;
+  }
+  if (A.DataType.isUtf8(type) || A.DataType.isLargeUtf8(type))
+    return typeof value === 'string' ? null : 'not a string';
+  if (A.DataType.isBool(type)) return typeof value === 'boolean' ? null : 'not a boolean';
+  return null;
+}
+
+/**
+ * A column's reader: fills a Float64Array straight from the rows while every value is a number
+ * (the common case, and the fast one); returns the index of the first row that is not, or −1.
+ * Generated per column name so the property read is monomorphic at its own site.
+ */
+type FloatReader = (rows: readonly unknown[], n: number, out: Float64Array) => number;
+type ValueReader = (rows: readonly unknown[], n: number) => unknown[];
+
+function floatReader(name: string): FloatReader {
+  const key = JSON.stringify(name);
+  return new Function(
+    'rows',
+    'n',
+    'out',
+    `for (let i = 0; i < n; i++) { const r = rows[i]; const v = r == null ? undefined : r[${key}]; if (typeof v !== 'number') return i; out[i] = v; } return -1;`,
+  ) as FloatReader;
+}
+
+function valueReader(name: string): ValueReader {
+  const key = JSON.stringify(name);
+  return new Function(
+    'rows',
+    'n',
+    `const out = new Array(n); for (let i = 0; i < n; i++) { const r = rows[i]; out[i] = r == null ? undefined : r[${key}]; } return out;`,
+  ) as ValueReader;
+}
+
+/** A row of a batch whose value does not fit its column. */
+export interface RowMisfit {
+  readonly index: number;
+  readonly error: MillraceError;
+}
+
+/**
+ * Turns rows into Arrow record batches of named columns. A column's type is declared, or inferred
+ * from the first batch that has a non-null value in it; then fixed. A value that does not fit its
+ * column makes its row a bad record (`INVALID_ROW`, naming the operator and the column), left out.
+ */
+export class RowColumns {
+  private readonly types: (DataType | null)[];
+  private readonly floats: FloatReader[];
+  private readonly values: ValueReader[];
+  private fields: Field[] | null = null;
+
+  constructor(
+    private readonly owner: string,
+    readonly names: readonly string[],
+    declared: Readonly<Record<string, ArrowType>>,
+  ) {
+    this.types = names.map((n) => (declared[n] === undefined ? null : resolveType(declared[n]!)));
+    this.floats = names.map(floatReader);
+    this.values = names.map(valueReader);
+  }
+
+  /** Rows that do not fit are reported in `misfits` (by index) and left out of the batch. */
+  toBatch(
+    rows: readonly unknown[],
+    n: number,
+    misfits: RowMisfit[],
+  ): { batch: RecordBatch; kept: number[] | null } {
+    const A = arrow();
+    const columns: unknown[][] = [];
+    const floats: (Float64Array | null)[] = [];
+    let bad: Set<number> | null = null;
+    for (let c = 0; c < this.names.length; c++) {
+      let type = this.types[c];
+      if (type === null || A.DataType.isFloat(type)) {
+        const out = new Float64Array(n);
+        if (
+          (type === null || (type as { precision: number }).precision === 2) &&
+          this.floats[c]!(rows, n, out) < 0
+        ) {
+          this.types[c] = type ??= new A.Float64();
+          floats.push(out);
+          columns.push([]);
+          continue;
+        }
+      }
+      const values = this.values[c]!(rows, n);
+      if (type === null) {
+        const first = values.find((v) => v !== null && v !== undefined);
+        if (first === undefined) {
+          floats.push(null);
+          columns.push(values);
+          continue;
+        }
+        this.types[c] = type = inferType(first);
+      }
+      for (let i = 0; i < n; i++) {
+        const why = misfit(values[i], type);
+        if (why === null) continue;
+        bad ??= new Set();
+        if (bad.has(i)) continue;
+        bad.add(i);
+        misfits.push({
+          index: i,
+          error: new MillraceError(
+            ErrorCode.INVALID_ROW,
+            `${this.owner}: the value of column '${this.names[c]}' does not fit ${type}: ${why} (${describe(values[i])})`,
+          ),
+        });
+      }
+      floats.push(null);
+      columns.push(values);
+    }
+    const kept = bad === null ? null : [...Array(n).keys()].filter((i) => !bad!.has(i));
+    const length = kept === null ? n : kept.length;
+    const children = this.names.map((_, c) => {
+      const type = this.types[c] ?? new A.Float64();
+      const f = floats[c];
+      if (f != null && kept === null) return A.makeData({ type: type as any, length, nullCount: 0, data: f });
+      const all: unknown[] = f != null ? Array.from(f) : columns[c]!;
+      const picked = kept === null ? all : kept.map((i) => all[i]);
+      return A.vectorFromArray(picked.map(toArrowValue(type)), type as any).data[0]!;
+    });
+    if (this.fields === null || children.some((d, c) => d.type !== this.fields![c]!.type)) {
+      this.fields = this.names.map((name, c) => new A.Field(name, children[c]!.type, true));
+    }
+    const schema = new A.Schema(this.fields);
+    const data = A.makeData({ type: new A.Struct(this.fields), length, nullCount: 0, children });
+    return { batch: new A.RecordBatch(schema, data), kept };
+  }
+}
+
+/** Converts JS values to what Arrow's builder of `type` takes (a safe integer for Int64: a bigint). */
+function toArrowValue(type: DataType): (v: unknown) => unknown {
+  const A = arrow();
+  if (A.DataType.isInt(type) && type.bitWidth === 64)
+    return (v) => (typeof v === 'number' ? BigInt(v) : (v ?? null));
+  return (v) => v ?? null;
+}
+
+function describe(v: unknown): string {
+  if (typeof v === 'bigint') return `${v}n`;
+  try {
+    return JSON.stringify(v) ?? String(v);
+  } catch {
+    return String(v);
+  }
+}
+
+/** The values of a vector as JS values (null where null). */
+export function vectorValues(v: Vector): ArrayLike<unknown> {
+  if (v.nullCount === 0) return v.toArray() as ArrayLike<unknown>;
+  const out = new Array(v.length);
+  for (let i = 0; i < v.length; i++) out[i] = v.get(i);
+  return out;
+}
+
+/**
+ * What an Arrow UDF returned, as a vector of its declared type and of `length` values: an Arrow
+ * Vector, a typed array or an array. Anything else, or another length, is an `INVALID_ROW` error
+ * naming the UDF.
+ */
+export function resultVector(result: unknown, type: DataType, length: number, owner: string): Vector {
+  const A = arrow();
+  let v: Vector;
+  if (result instanceof A.Vector) {
+    v = result;
+  } else if (Array.isArray(result) || (ArrayBuffer.isView(result) && !(result instanceof DataView))) {
+    const values = Array.from(result as ArrayLike<unknown>);
+    for (let i = 0; i < values.length; i++) {
+      const why = misfit(values[i], type);
+      if (why !== null)
+        throw new MillraceError(
+          ErrorCode.INVALID_ROW,
+          `${owner} returned a value that does not fit ${type} at row ${i}: ${why} (${describe(values[i])})`,
+        );
+    }
+    v = A.vectorFromArray(values.map(toArrowValue(type)), type as any);
+  } else {
+    throw new MillraceError(
+      ErrorCode.INVALID_ROW,
+      `${owner} must return an Arrow Vector, a typed array or an array, got ${result === null ? 'null' : typeof result}`,
+    );
+  }
+  if (v.length !== length)
+    throw new MillraceError(
+      ErrorCode.INVALID_ROW,
+      `${owner} returned ${v.length} values for a batch of ${length} rows (one value per row)`,
+    );
+  if (String(v.type) !== String(type))
+    throw new MillraceError(
+      ErrorCode.INVALID_ROW,
+      `${owner} returned a vector of ${v.type}; it declares ${type}`,
+    );
+  return v;
+}
+
+/** The rows of record batches as plain objects (field name → JS value). */
+export function batchRows(batches: readonly RecordBatch[]): Record<string, unknown>[] {
+  const out: Record<string, unknown>[] = [];
+  for (const b of batches) {
+    const names = b.schema.fields.map((f) => f.name);
+    const cols = names.map((_, c) => vectorValues(b.getChildAt(c)!));
+    for (let i = 0; i < b.numRows; i++) {
+      const row: Record<string, unknown> = {};
+      for (let c = 0; c < names.length; c++) row[names[c]!] = cols[c]![i];
+      out.push(row);
+    }
+  }
+  return out;
+}

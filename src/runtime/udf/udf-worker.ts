@@ -1,0 +1,126 @@
+import { withLayouts } from '../../connectors/layouts.js';
+import { ErrorCode, MillraceError, serializeError } from '../../errors.js';
+import { loadArrow } from '../../operators/arrow/arrow-module.js';
+import { ArrowDecoder, ArrowEncoder } from '../../operators/arrow/ipc.js';
+import { planFingerprint } from '../../plan/fingerprint.js';
+import { DoorbellTable } from '../channel/doorbell.js';
+import { FrameKind } from '../channel/frame-kind.js';
+import { RingConsumer, RingProducer } from '../channel/spsc-ring.js';
+import { importJob, planJob } from '../job-loader.js';
+import type { UdfWorkerMessage, UdfWorkerSpec } from '../messages.js';
+import { copyFrame, writeChunks, writeError } from './udf-frames.js';
+import { type UdfRunner, udfRunner } from './udf-runner.js';
+
+/** While busy, the loop lets the event loop turn at least this often. */
+const YIELD_EVERY_MS = 2;
+
+interface Served {
+  readonly requests: RingConsumer;
+  readonly responses: RingProducer;
+  readonly decoder: ArrowDecoder;
+  readonly encoder: ArrowEncoder;
+  readonly run: UdfRunner;
+}
+
+/**
+ * A thread of the UDF pool: the Piscina task that runs the Arrow UDFs and mapInArrow functions of
+ * the channels dealt to it, for the life of the query. It imports the job module, builds the plan
+ * (checked by fingerprint, as hosts do) and finds each channel's function by its operator's place
+ * in the plan. Then it answers each request batch in order: polling while busy, spinning briefly
+ * when idle, then parking on its doorbell (an idle query costs no CPU). A function that throws is
+ * answered with its error (the task applies the query's bad-record policy to the batch's rows);
+ * anything else that goes wrong here fails the query.
+ */
+export default async function runUdfWorker(spec: UdfWorkerSpec): Promise<void> {
+  const { port, workerIndex } = spec;
+  const send = (m: UdfWorkerMessage) => port.postMessage(m);
+  try {
+    await loadArrow();
+    const job = await importJob(spec.jobUrl);
+    const plan = withLayouts(spec.layouts, () => planJob(job, spec.params, spec.jobUrl));
+    if (planFingerprint(plan, true) !== spec.fingerprint) {
+      throw new MillraceError(
+        ErrorCode.PLAN_MISMATCH,
+        `the job built a different plan in UDF worker ${workerIndex} than in the driver: build(job) must be deterministic`,
+      );
+    }
+    const bells = new DoorbellTable(spec.bells);
+    const served: Served[] = spec.channels.map((c) => ({
+      requests: new RingConsumer(c.request, bells),
+      responses: new RingProducer(c.response, bells),
+      decoder: new ArrowDecoder(),
+      encoder: new ArrowEncoder(),
+      run: udfRunner(plan.operators[c.operatorId]!),
+    }));
+    send({ type: 'ready', workerIndex });
+    await serve(spec, bells, served);
+  } catch (e) {
+    send({ type: 'failed', workerIndex, error: serializeError(e) });
+  }
+}
+
+async function serve(spec: UdfWorkerSpec, bells: DoorbellTable, served: readonly Served[]): Promise<void> {
+  const control = new Int32Array(spec.control);
+  const spinMs = spec.spinMicros / 1000;
+  let idleSince = 0;
+  let lastYield = performance.now();
+  for (;;) {
+    if (Atomics.load(control, 0) !== 0) return;
+    let busy = false;
+    for (const s of served) if (answer(s)) busy = true;
+    const now = performance.now();
+    if (busy) {
+      idleSince = 0;
+      if (now - lastYield > YIELD_EVERY_MS) {
+        await new Promise<void>((resolve) => setImmediate(resolve));
+        lastYield = performance.now();
+      }
+      continue;
+    }
+    if (idleSince === 0) idleSince = now;
+    if (now - idleSince < spinMs) continue;
+    // Park: announce sleep, look once more (see doorbell.ts), then wait to be rung.
+    const seq = bells.prepareToPark(spec.bell);
+    if (Atomics.load(control, 0) !== 0 || served.some((s) => s.requests.hasFrame())) {
+      bells.unpark(spec.bell);
+      idleSince = 0;
+      continue;
+    }
+    const wait = bells.parkAsync(spec.bell, seq, Number.POSITIVE_INFINITY);
+    if (wait !== undefined) await wait;
+    bells.unpark(spec.bell);
+    idleSince = 0;
+    lastYield = performance.now();
+  }
+}
+
+/** Answers one request of a channel if one waits; false if none did. */
+function answer(s: Served): boolean {
+  const ring = s.requests;
+  if (!ring.poll()) return false;
+  const bytes = copyFrame(ring);
+  ring.release();
+  const batches = s.decoder.decode(bytes);
+  let out: ReturnType<UdfRunner>;
+  try {
+    out = batches.flatMap((b) => s.run(b));
+  } catch (e) {
+    const engine = e instanceof MillraceError;
+    if (!writeError(s.responses, serializeError(e, { userCode: !engine })))
+      throw new Error('internal: the UDF answer ring was not empty');
+    return true;
+  }
+  const { chunks, bytes: n } = s.encoder.encode(out);
+  if (n > s.responses.maxPayloadBytes) {
+    s.encoder.forget();
+    const error = new MillraceError(
+      ErrorCode.RECORD_TOO_LARGE,
+      `the answer to a batch (${n} bytes in Arrow) does not fit the UDF channel (at most ${s.responses.maxPayloadBytes}); lower maxRecordsPerBatch`,
+    );
+    writeError(s.responses, serializeError(error));
+    return true;
+  }
+  if (!writeChunks(s.responses, FrameKind.DATA, chunks, n))
+    throw new Error('internal: the UDF answer ring was not empty');
+  return true;
+}
