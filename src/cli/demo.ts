@@ -76,7 +76,8 @@ async function runDemo(rate: number, durationMs: number, checkpoints: string, io
     const amount = a.amount === 0 ? '' : a.amount.toFixed(2);
     status.print(
       `ALERT ${rule} ${a.cardId.padEnd(13)} ${a.txId.padEnd(14)} ${amount.padStart(9)} ${a.country} ` +
-        `${a.merchant} (${a.category}, ${a.merchantRisk} risk)  ${a.detail}`,
+        `${a.merchant} (${a.category}, ${a.merchantRisk} risk)  ${a.detail}` +
+        (a.modelScore === undefined ? '' : `  (model: p=${a.modelScore.toFixed(2)})`),
     );
   };
   const addSpend = (line: string) => {

@@ -15,6 +15,8 @@ export interface ScoredPayment extends Payment {
   /** From the merchant-risk table (absent for a merchant it does not know). */
   merchantRisk?: string;
   category?: string;
+  /** The demo model's probability of fraud (fraud-model.ts), when the query runs it. */
+  modelScore?: number;
 }
 
 /** What the demo prints. */
@@ -28,6 +30,8 @@ export interface Alert {
   merchantRisk: string;
   category: string;
   detail: string;
+  /** The model's probability of fraud for the payment, beside the rule's verdict (absent for card-silent). */
+  modelScore?: number;
   /** Event time of the payment that raised it (for card-silent: when the silence was noticed). */
   ts: number;
 }
@@ -98,6 +102,7 @@ export class FraudDetector extends StatefulProcessor<string, ScoredPayment, Aler
       merchantRisk: p.merchantRisk ?? 'unknown',
       category: p.category ?? 'unknown',
       detail,
+      ...(p.modelScore === undefined ? {} : { modelScore: Math.round(p.modelScore * 1000) / 1000 }),
       ts: p.ts,
     });
     const recent = [...this.recent.get()].filter((t) => t > p.ts - BURST_WINDOW_MS);

@@ -5,6 +5,7 @@ import type { ProcessorSource } from '../api/stateful-processor.js';
 import type { Stream } from '../api/stream.js';
 import { sources } from '../connectors/index.js';
 import type { ScoredPayment } from './detector.js';
+import { fraudModel } from './fraud-model.js';
 import {
   CardPaymentStream,
   type MerchantRisk,
@@ -55,16 +56,19 @@ export function joinMerchantRisk<T extends Payment>(payments: Stream<T>): Stream
 }
 
 /**
- * Payments → a risk score (a scalar UDF: amount / the card's usual spend) → the merchant-risk join
+ * Payments → a risk score (a scalar UDF: amount / the card's usual spend) → with `model`, the
+ * probability of fraud from the demo's vectorised model (an Arrow UDF, fraud-model.ts) → the merchant-risk join
  * → a watermark 2 s behind the payment times → grouped by card (a hash shuffle) → `processor`
  * (transformWithState in event time, so its timers fire as the watermark passes them).
  */
 export function detectFraud<O>(
   payments: Stream<Payment>,
   processor: ProcessorSource<string, ScoredPayment, O, unknown>,
+  model = false,
 ): Stream<O> {
   const risk = udf('risk', (amount: number, cardId: string) => amount / usualSpend(cardId));
-  return joinMerchantRisk(payments.withColumn('risk', risk('amount', 'cardId')))
+  const scored = payments.withColumn('risk', risk('amount', 'cardId'));
+  return joinMerchantRisk(model ? scored.withColumn('modelScore', fraudModel) : scored)
     .withWatermark('ts', '2 seconds')
     .groupByKey((p: ScoredPayment) => p.cardId)
     .transformWithState(processor, { timeMode: 'eventTime', outputMode: 'append', name: 'fraud-detector' });

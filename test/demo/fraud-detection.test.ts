@@ -38,6 +38,17 @@ describe('the fraud demo', () => {
     const fraudCards = new Set(
       [0, 1].flatMap((p) => stream.incidents(p, rowsSeen + 10_000)).map((i) => i.cardId),
     );
+    const scored = alerts.filter((a) => a.rule !== 'card-silent');
+    assert.ok(
+      scored.length > 0 &&
+        scored.every((a) => typeof a.modelScore === 'number' && a.modelScore >= 0 && a.modelScore <= 1),
+      'each alert of a payment shows the model’s probability of fraud',
+    );
+    const spikes = scored.filter((a) => a.rule === 'amount-spike');
+    assert.ok(
+      spikes.every((a) => a.modelScore! > 0.5),
+      'the model finds an amount spike likely fraud',
+    );
     const raised = new Set(alerts.map((a) => `${a.rule} ${a.cardId}`));
     assert.ok(expected.length >= 60, `a 40-s run injects many frauds (${expected.length})`);
     for (const kind of ['burst', 'impossible-travel', 'amount-spike', 'card-silent']) {
