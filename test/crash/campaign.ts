@@ -1,4 +1,4 @@
-import { type CrashTestResult, crashTest } from './harness.js';
+import { type CrashTestOptions, type CrashTestResult, crashTest } from './harness.js';
 import { kafkaCrashTest } from './kafka-harness.js';
 
 /** How one shape of query is crash-tested, for a number of kills. */
@@ -17,7 +17,7 @@ export interface CrashShape {
 const files = (
   name: string,
   describe: string,
-  query: 'rows' | 'windows' | 'state' | 'generated',
+  query: CrashTestOptions['query'],
   trigger: 'realTime' | 'processingTime',
 ): CrashShape => ({
   name,
@@ -65,6 +65,7 @@ const kafka = (
  */
 export const CRASH_SHAPES: readonly CrashShape[] = [
   files('rows', 'files → files, stateless (real-time)', 'rows', 'realTime'),
+  files('arrow', 'files → Arrow UDF → files (real-time)', 'arrow', 'realTime'),
   files('generated', 'rate source → files (real-time)', 'generated', 'realTime'),
   files('windows', 'files → windowed count → files (real-time, shuffle)', 'windows', 'realTime'),
   files('windows-microbatch', 'files → windowed count → files (micro-batch)', 'windows', 'processingTime'),

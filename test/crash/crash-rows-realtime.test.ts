@@ -16,6 +16,18 @@ describe('a job killed with SIGKILL at random moments and restarted each time', 
     });
   });
 
+  it('writes every row of a query with an Arrow UDF exactly once (real-time mode, 10 kills)', async () => {
+    await expectExactlyOnce({
+      kills: 10,
+      trigger: 'realTime',
+      query: 'arrow',
+      seed: CRASH_SEED + 8,
+      files: 30,
+      rowsPerFile: 120,
+      maxRunMs: 2000,
+    });
+  });
+
   // The shape that hung: a generated source into a sink whose steps wait on the file system. A
   // run that commits nothing for 30 s fails the test.
   it('writes every row of a rate source exactly once (real-time mode, 20 kills)', async () => {

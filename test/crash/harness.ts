@@ -23,9 +23,10 @@ export interface CrashTestOptions {
   /**
    * `windows`: a windowed count in append mode (stateful); `rows`: events passed through; `state`:
    * a running total per key in transformWithState; `generated`: a rate source's rows (no input
-   * files: what is expected is every row up to the offsets the last run committed).
+   * files: what is expected is every row up to the offsets the last run committed); `arrow`: events
+   * with a column an Arrow UDF computes on the UDF thread, in batches of up to 16 rows.
    */
-  readonly query: 'windows' | 'rows' | 'state' | 'generated';
+  readonly query: 'windows' | 'rows' | 'state' | 'generated' | 'arrow';
   /** Seeds the kill moments (the same seed, the same schedule of kills and files). */
   readonly seed: number;
   /** Input files written over the killed runs, and rows in each. */
@@ -89,6 +90,7 @@ export function counts(rows: readonly unknown[]): Map<string, number> {
 /** What the query must have written, computed in one pass over every event. */
 function expected(query: CrashTestOptions['query'], events: readonly Event[]): unknown[] {
   if (query === 'rows') return [...events];
+  if (query === 'arrow') return events.map((e) => ({ ...e, double: e.v * 2 }));
   if (query === 'state') {
     // Each key's running count and sum, one row per event (the events come in order).
     const running = new Map<string, { n: number; total: number }>();

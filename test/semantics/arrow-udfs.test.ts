@@ -196,6 +196,22 @@ describe('Arrow UDFs and mapInArrow', () => {
     }
   });
 
+  it('a UDF thread that dies fails the query cleanly, leaving no thread behind', async () => {
+    const before = workerResources();
+    const q = await startQuery(new URL('../fixtures/jobs/arrow-misuse.js', import.meta.url), {
+      params: { misuse: 'crash' },
+      clock: 'manual',
+    });
+    q.source('in').addData([{ a: 1 }]);
+    await assert.rejects(q.awaitTermination(), (e: MillraceError) => {
+      assert.equal(e.code, 'TASK_FAILED');
+      assert.match(e.message, /UDF worker 0 ended unexpectedly/);
+      return true;
+    });
+    await q.stop();
+    assert.equal(workerResources(), before);
+  });
+
   it('leaves no thread behind after a stop', async () => {
     const before = workerResources();
     await run({ op: 'withColumn', udfWorkers: '2', partitions: '2' }, readings(0, 5));
