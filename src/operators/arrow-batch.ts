@@ -3,6 +3,7 @@ import { ErrorCode, MillraceError } from '../errors.js';
 import type { PlannedOperator } from '../plan/analyze.js';
 import { type ArrowUdfCall, batchSizeOf } from '../plan/arrow-udf.js';
 import { type ColumnExpr, compileExpr, isArrowUdf } from '../plan/expressions.js';
+import { arrow } from './arrow/arrow-module.js';
 import { batchRows, RowColumns, type RowMisfit, vectorValues } from './arrow/columns.js';
 import { asHeldRow, HeldRows } from './arrow/held-rows.js';
 import { ArrowDecoder, ArrowEncoder } from './arrow/ipc.js';
@@ -196,8 +197,9 @@ export class ArrowProjectionOperator extends ArrowBatchOperator {
   }
 
   protected emitter(held: HeldRows, bytes: Uint8Array) {
-    const [batch] = this.decoder.decode(bytes);
-    const values = batch!.schema.fields.map((_, c) => vectorValues(batch!.getChildAt(c)!));
+    const batches = this.decoder.decode(bytes);
+    const columns = batches.length === 1 ? batches[0]! : new (arrow().Table)(batches);
+    const values = columns.schema.fields.map((_, c) => vectorValues(columns.getChildAt(c)!));
     const { outputs, keepRow } = this;
     const emit = (i: number): void => {
       const row = held.rows[i];

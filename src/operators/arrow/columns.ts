@@ -84,6 +84,26 @@ function floatReader(name: string): FloatReader {
   ) as FloatReader;
 }
 
+/**
+ * All columns at once, row by row (one pass over the rows, where a reader per column makes one
+ * pass per column): fills one Float64Array per column while every value is a number; returns the
+ * index of the first row with one that is not, or −1.
+ */
+type RowReader = (rows: readonly unknown[], n: number, outs: Float64Array[]) => number;
+
+function rowReader(names: readonly string[]): RowReader {
+  const outs = names.map((_, c) => `const o${c} = outs[${c}];`).join(' ');
+  const reads = names.map((name, c) => `const v${c} = r[${JSON.stringify(name)}];`).join(' ');
+  const checks = names.map((_, c) => `typeof v${c} !== 'number'`).join(' || ');
+  const writes = names.map((_, c) => `o${c}[i] = v${c};`).join(' ');
+  return new Function(
+    'rows',
+    'n',
+    'outs',
+    `${outs} for (let i = 0; i < n; i++) { const r = rows[i]; if (r == null) return i; ${reads} if (${checks}) return i; ${writes} } return -1;`,
+  ) as RowReader;
+}
+
 function valueReader(name: string): ValueReader {
   const key = JSON.stringify(name);
   return new Function(
@@ -107,8 +127,12 @@ export interface RowMisfit {
 export class RowColumns {
   private readonly types: (DataType | null)[];
   private readonly floats: FloatReader[];
+  private readonly rowReader: RowReader;
   private readonly values: ValueReader[];
   private fields: Field[] | null = null;
+  /** The schema and struct type of the last batch, kept while its column types stay. */
+  private allFloat64 = false;
+  private schema: { schema: import('apache-arrow').Schema; struct: DataType } | null = null;
 
   constructor(
     private readonly owner: string,
@@ -117,6 +141,7 @@ export class RowColumns {
   ) {
     this.types = names.map((n) => (declared[n] === undefined ? null : resolveType(declared[n]!)));
     this.floats = names.map(floatReader);
+    this.rowReader = rowReader(names);
     this.values = names.map(valueReader);
   }
 
@@ -127,6 +152,16 @@ export class RowColumns {
     misfits: RowMisfit[],
   ): { batch: RecordBatch; kept: number[] | null } {
     const A = arrow();
+    if (this.schema !== null && this.allFloat64) {
+      // The usual case once the types are known: numbers only, read in one pass over the rows.
+      const outs = this.names.map(() => new Float64Array(n));
+      if (this.rowReader(rows, n, outs) < 0) {
+        const children = outs.map((o, c) => new A.Data(this.types[c]!, 0, n, 0, [undefined, o, undefined]));
+        const { schema, struct } = this.schema;
+        const data = new A.Data(struct, 0, n, 0, [undefined, undefined, undefined], children);
+        return { batch: new A.RecordBatch(schema, data as any), kept: null };
+      }
+    }
     const columns: unknown[][] = [];
     const floats: (Float64Array | null)[] = [];
     let bad: Set<number> | null = null;
@@ -176,17 +211,20 @@ export class RowColumns {
     const children = this.names.map((_, c) => {
       const type = this.types[c] ?? new A.Float64();
       const f = floats[c];
-      if (f != null && kept === null) return A.makeData({ type: type as any, length, nullCount: 0, data: f });
+      // A column of numbers only: its values are the Arrow buffer as they are (no builder).
+      if (f != null && kept === null) return new A.Data(type, 0, length, 0, [undefined, f, undefined]);
       const all: unknown[] = f != null ? Array.from(f) : columns[c]!;
       const picked = kept === null ? all : kept.map((i) => all[i]);
       return A.vectorFromArray(picked.map(toArrowValue(type)), type as any).data[0]!;
     });
     if (this.fields === null || children.some((d, c) => d.type !== this.fields![c]!.type)) {
       this.fields = this.names.map((name, c) => new A.Field(name, children[c]!.type, true));
+      this.schema = { schema: new A.Schema(this.fields), struct: new A.Struct(this.fields) };
+      this.allFloat64 = children.every((d) => A.DataType.isFloat(d.type) && d.type.precision === 2);
     }
-    const schema = new A.Schema(this.fields);
-    const data = A.makeData({ type: new A.Struct(this.fields), length, nullCount: 0, children });
-    return { batch: new A.RecordBatch(schema, data), kept };
+    const { schema, struct } = this.schema!;
+    const data = new A.Data(struct, 0, length, 0, [undefined, undefined, undefined], children);
+    return { batch: new A.RecordBatch(schema, data as any), kept };
   }
 }
 
@@ -225,6 +263,15 @@ export function resultVector(result: unknown, type: DataType, length: number, ow
   let v: Vector;
   if (result instanceof A.Vector) {
     v = result;
+  } else if (
+    ArrayBuffer.isView(result) &&
+    result.constructor === (type as { ArrayType?: unknown }).ArrayType
+  ) {
+    // A typed array of the declared type's own kind (a Float64Array for float64): its values are
+    // the column as they are.
+    v = A.makeVector(
+      new A.Data(type, 0, (result as Float64Array).length, 0, [undefined, result as Float64Array, undefined]),
+    );
   } else if (Array.isArray(result) || (ArrayBuffer.isView(result) && !(result instanceof DataView))) {
     const values = Array.from(result as ArrayLike<unknown>);
     for (let i = 0; i < values.length; i++) {

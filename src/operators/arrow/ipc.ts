@@ -37,6 +37,7 @@ export class ArrowEncoder {
 
 export class ArrowDecoder {
   private schema: Schema | null = null;
+  private struct: import('apache-arrow').Struct | null = null;
 
   /** The record batches of one frame (a copy: the batches keep views of `bytes`). */
   decode(bytes: Uint8Array): RecordBatch[] {
@@ -46,6 +47,7 @@ export class ArrowDecoder {
     for (let m = reader.readMessage(); m !== null; m = reader.readMessage()) {
       if (m.isSchema()) {
         this.schema = m.header()!;
+        this.struct = new A.Struct(this.schema.fields);
       } else if (m.isRecordBatch()) {
         const schema = this.schema;
         if (schema === null) throw new Error('internal: an Arrow record batch arrived before its schema');
@@ -59,7 +61,14 @@ export class ArrowDecoder {
           schema.metadataVersion,
           header.variadicBufferCounts,
         ).visitMany(schema.fields.map((f) => f.type));
-        const data = A.makeData({ type: new A.Struct(schema.fields), length: header.length, children });
+        const data = new A.Data(
+          this.struct!,
+          0,
+          header.length,
+          0,
+          [undefined, undefined, undefined],
+          children,
+        );
         out.push(new A.RecordBatch(schema, data));
       } else {
         throw new Error(`internal: unexpected Arrow message type ${m.headerType}`);

@@ -32,11 +32,17 @@ export function udfRunner(op: PlannedOperator): UdfRunner {
   if (udfs.length === 0) throw new Error(`internal: ${node.kind}#${op.id} runs no Arrow code`);
   return (batch) => {
     const columns: Record<string, import('apache-arrow').Vector> = {};
+    let chunked = false;
     udfs.forEach((u, k) => {
       const table = new A.Table(batch.select(u.input));
-      columns[String(k)] = resultVector(u.fn(table), u.type, batch.numRows, u.owner);
+      const v = resultVector(u.fn(table), u.type, batch.numRows, u.owner);
+      if (v.data.length !== 1) chunked = true;
+      columns[String(k)] = v;
     });
-    return new A.Table(columns).batches;
+    if (chunked) return new A.Table(columns).batches;
+    const data: Record<string, import('apache-arrow').Data> = {};
+    for (const [name, v] of Object.entries(columns)) data[name] = v.data[0]!;
+    return [new A.RecordBatch(data)];
   };
 }
 
