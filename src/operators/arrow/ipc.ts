@@ -6,8 +6,16 @@ import { arrow, vectorLoader } from './arrow-module.js';
  * and the first after the schema changes, carry the schema message before the record batches;
  * the others carry record batch messages only (an IPC stream split into frames, never ended).
  */
+/**
+ * Batches one writer writes before the encoder starts another (with the schema again): Arrow's
+ * writer keeps a block entry per batch for a file footer a stream never writes, which would grow
+ * for the life of a query.
+ */
+const BATCHES_PER_WRITER = 4096;
+
 export class ArrowEncoder {
   private writer: import('apache-arrow').RecordBatchStreamWriter | null = null;
+  private written = 0;
   private schema: Schema | null = null;
   private readonly sink = captureQueue();
 
@@ -23,13 +31,19 @@ export class ArrowEncoder {
     sink.chunks = [];
     sink.bytes = 0;
     for (const batch of batches) {
-      if (this.writer === null || !sameSchema(batch.schema, this.schema!)) {
+      if (
+        this.writer === null ||
+        this.written >= BATCHES_PER_WRITER ||
+        !sameSchema(batch.schema, this.schema!)
+      ) {
+        this.written = 0;
         // A new writer starts with the schema message and writes no end-of-stream marker.
         this.writer = new (arrow().RecordBatchStreamWriter)({ autoDestroy: false });
         this.writer.reset(sink.queue, batch.schema);
         this.schema = batch.schema;
       }
       this.writer.write(batch);
+      this.written++;
     }
     return { chunks: sink.chunks, bytes: sink.bytes };
   }

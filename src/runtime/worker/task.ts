@@ -71,6 +71,11 @@ export class Task implements OperatorContext, SinkTask, SourceTask {
   /** Operators that hold rows across pushes (Arrow UDFs, mapPartitions), in chain order. */
   private readonly holding: HoldingOperator[];
   private readonly udfChannels = new Map<number, BatchChannel>();
+  /**
+   * A marker waits in its ring behind rows an operator holds: until they are out, the frame in the
+   * ring is no work (the host parks until an answer arrives instead of stepping the task).
+   */
+  private markerHeld = false;
   readonly microBatch: boolean;
   readonly arrowMaxRecordsPerBatch: number | undefined;
   private readonly watermarks: WatermarkTracker;
@@ -213,7 +218,8 @@ export class Task implements OperatorContext, SinkTask, SourceTask {
           this.onData(input, this.heads[i]!);
           ring.releaseDeferred();
         } else if (!this.onMarker(input, kind)) {
-          return true;
+          // A marker behind held rows: the task has work again when an answer arrives.
+          return this.markerHeld ? work > 0 : true;
         }
         work++;
         if (this.waiting !== null || this.output.blocked || this.ending) return true;
@@ -237,6 +243,13 @@ export class Task implements OperatorContext, SinkTask, SourceTask {
     if (holding.length > 0 && work < STEP_BUDGET)
       for (let h = 0; h < holding.length; h++) holding[h]!.close(false);
     return work > 0;
+  }
+
+  /** Whether an operator still holds rows that the held marker waits for (see markerHeld). */
+  private holdsBeforeMarker(): boolean {
+    for (let h = 0; h < this.holding.length; h++) if (this.holding[h]!.holds(false)) return true;
+    this.markerHeld = false;
+    return false;
   }
 
   /** A holding operator can take no more rows now. */
@@ -276,6 +289,7 @@ export class Task implements OperatorContext, SinkTask, SourceTask {
     if (this.output.blocked) return this.unblock();
     if (this.ending) return true;
     for (let h = 0; h < this.holding.length; h++) if (this.holding[h]!.ready()) return true;
+    if (this.markerHeld && this.holdsBeforeMarker()) return false;
     if (!this.host.microBatch && this.host.clock.now() >= this.watermarks.nextDeadline) return true;
     if (this.ticking && this.host.clock.now() >= this.stateful!.nextTimerDue!()) return true;
     if (this.inputs.hasFrame()) return true;
@@ -286,6 +300,7 @@ export class Task implements OperatorContext, SinkTask, SourceTask {
   hasInput(): boolean {
     if (this.finished) return false;
     for (let h = 0; h < this.holding.length; h++) if (this.holding[h]!.ready()) return true;
+    if (this.markerHeld && this.holdsBeforeMarker()) return false;
     return this.inputs.hasFrame();
   }
 
@@ -360,13 +375,12 @@ export class Task implements OperatorContext, SinkTask, SourceTask {
       if (source.nextDue() <= this.markerCutoff) return false;
       this.markerCutoff = Number.NaN;
     }
-    if (
+    this.markerHeld =
       this.holding.length > 0 &&
       this.heldBeforeMarker(
         kind === FrameKind.BATCH || kind === FrameKind.BARRIER || kind === FrameKind.END_OF_STREAM,
-      )
-    )
-      return false;
+      );
+    if (this.markerHeld) return false;
     ring.releaseDeferred();
     switch (kind) {
       case FrameKind.BATCH:
