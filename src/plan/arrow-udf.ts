@@ -124,7 +124,9 @@ export function checkBatchSize(value: unknown, where: string): number | undefine
 
 /** How a type reads in plans and errors. */
 export function describeArrowType(type: ArrowType): string {
-  return typeof type === 'string' ? type : String(type);
+  // An Arrow DataType prints as its name capitalised (Float64): the same type named either way
+  // reads the same.
+  return typeof type === 'string' ? type : String(type).toLowerCase();
 }
 
 /** Rows per batch in force: the operator's own, else the query's, else the mode's default. */

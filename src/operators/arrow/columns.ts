@@ -51,8 +51,12 @@ function misfit(value: unknown, type: DataType): string | null {
   if (A.DataType.isFloat(type)) return typeof value === 'number' ? null : 'not a number';
   if (A.DataType.isInt(type)) {
     if (type.bitWidth === 64) {
-      if (typeof value === 'bigint') return null;
-      return typeof value === 'number' && Number.isSafeInteger(value) ? null : 'not a bigint or safe integer';
+      if (typeof value !== 'bigint' && !(typeof value === 'number' && Number.isSafeInteger(value)))
+        return 'not a bigint or safe integer';
+      const v = BigInt(value);
+      const min = type.isSigned ? -(2n ** 63n) : 0n;
+      const max = type.isSigned ? 2n ** 63n - 1n : 2n ** 64n - 1n;
+      return v >= min && v <= max ? null : `out of range for ${type}`;
     }
     if (typeof value !== 'number' || !Number.isInteger(value)) return 'not an integer';
     const bits = type.bitWidth;
@@ -264,11 +268,12 @@ export function resultVector(result: unknown, type: DataType, length: number, ow
   if (result instanceof A.Vector) {
     v = result;
   } else if (
+    (A.DataType.isFloat(type) || (A.DataType.isInt(type) && type.bitWidth < 64)) &&
     ArrayBuffer.isView(result) &&
     result.constructor === (type as { ArrayType?: unknown }).ArrayType
   ) {
-    // A typed array of the declared type's own kind (a Float64Array for float64): its values are
-    // the column as they are.
+    // A typed array of a fixed-width numeric type's own kind (a Float64Array for float64): its
+    // values are the column as they are.
     v = A.makeVector(
       new A.Data(type, 0, (result as Float64Array).length, 0, [undefined, result as Float64Array, undefined]),
     );

@@ -53,7 +53,7 @@ export class ArrowDecoder {
   private schema: Schema | null = null;
   private struct: import('apache-arrow').Struct | null = null;
 
-  /** The record batches of one frame (a copy: the batches keep views of `bytes`). */
+  /** The record batches of one frame; they keep views of `bytes`, which must not change after. */
   decode(bytes: Uint8Array): RecordBatch[] {
     const A = arrow();
     const out: RecordBatch[] = [];
