@@ -148,6 +148,8 @@ export async function runArrowUdf(
           budgetMs: share,
           start: ARROW_UDF_SEARCH_START,
           ceiling: ARROW_UDF_SEARCH_CEILING,
+          // Steps of 1 000 rows/s: a variant far slower than the start rate can still be placed.
+          step: 1000,
         },
         io,
       );
