@@ -29,7 +29,8 @@ const BATCH_AXIS: XyAxis = {
 /**
  * The plot of `millrace bench arrow-udf`: p50 and p99 of the Arrow variants against the batch
  * size (log x and y axes), the scalar variant's p99 as a dashed reference; and, when the
- * sustainable rates were searched, those against the batch size, the scalar one as a reference.
+ * sustainable rates were searched, those against the batch size (log axes too), the scalar one as
+ * a reference.
  */
 export function renderArrowUdfPlot(input: ArrowUdfPlotInput, subtitle: string): string {
   const panels: XyPanel[] = [
@@ -67,7 +68,8 @@ export function renderArrowUdfPlot(input: ArrowUdfPlotInput, subtitle: string): 
     panels.push({
       title: 'highest sustainable rate (backlog bounded, p99 < 10 ms)',
       x: BATCH_AXIS,
-      y: { label: 'rows per second', log: false, format: (v) => formatRate(v) },
+      // Log scale: the variants' rates can lie decades apart; a variant with none is not drawn.
+      y: { label: 'rows per second (log scale)', log: true, format: (v) => formatRate(v) },
       series: [
         {
           name: 'Arrow UDF',

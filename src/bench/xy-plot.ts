@@ -74,12 +74,15 @@ export function axisScale(values: readonly number[], log: boolean): AxisScale {
 }
 
 const WIDTH = 760;
-const PANEL_HEIGHT = 360;
+const PANEL_HEIGHT = 380;
 const HEADER = 56;
 const LEFT = 88;
 const RIGHT = 24;
 const PANEL_TOP = 36;
-const PANEL_BOTTOM = 56;
+const PANEL_BOTTOM = 76;
+
+/** About how wide a character of the 12-px legend is, to lay its entries out in a row. */
+const LEGEND_CHAR_PX = 6.5;
 
 const drawable = (v: number, log: boolean) => Number.isFinite(v) && (!log || v > 0);
 
@@ -156,13 +159,16 @@ function renderPanel(p: XyPanel, y0: number): string[] {
     }
     legend.push({ name: s.name, color: s.color, dashed: false });
   }
-  legend.forEach((l, i) => {
-    const ly = top + 16 + i * 18;
+  // The legend: one row under the x axis' label, out of the data's way.
+  let lx = LEFT;
+  const ly = top + plotH + 62;
+  for (const l of legend) {
     const dash = l.dashed ? ' stroke-dasharray="6 4"' : '';
     out.push(
-      `<line x1="${LEFT + 12}" y1="${ly}" x2="${LEFT + 36}" y2="${ly}" stroke="${l.color}" stroke-width="2"${dash}/>`,
-      `<text x="${LEFT + 42}" y="${ly}" dominant-baseline="middle">${escapeXml(l.name)}</text>`,
+      `<line x1="${lx}" y1="${ly}" x2="${lx + 24}" y2="${ly}" stroke="${l.color}" stroke-width="2"${dash}/>`,
+      `<text x="${lx + 30}" y="${ly}" dominant-baseline="middle">${escapeXml(l.name)}</text>`,
     );
-  });
+    lx += 30 + Math.ceil(l.name.length * LEGEND_CHAR_PX) + 24;
+  }
   return out;
 }
