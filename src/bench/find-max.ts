@@ -46,6 +46,8 @@ export interface SearchSettings {
   maxDurationMs?: number;
   /** Rates tried are multiples of this (default 10 000 rows/s). */
   step?: number;
+  /** The highest rate tried (default 20 M rows/s): the search stops once it is sustained. */
+  ceiling?: number;
 }
 
 /**
@@ -63,7 +65,7 @@ export async function searchMaxRate(
   const search = new RateSearch(s.start, {
     precision: 0.1,
     floor: 1000,
-    ceiling: 20_000_000,
+    ceiling: s.ceiling ?? 20_000_000,
     step: s.step ?? 10_000,
   });
   const tried: FindMaxResult['tried'] = [];

@@ -39,15 +39,17 @@ export function nineLabel(nines: number): string {
   return `${(100 * (1 - 10 ** -nines)).toFixed(Math.max(0, nines - 2))}%`;
 }
 
-function msLabel(ms: number): string {
+/** A latency tick label given in ms: `500 µs`, `2 ms`, `1.5 s`. */
+export function msLabel(ms: number): string {
   if (ms < 1) return `${+(ms * 1000).toPrecision(3)} µs`;
   if (ms < 1000) return `${+ms.toPrecision(3)} ms`;
   return `${+(ms / 1000).toPrecision(3)} s`;
 }
 
-const escapeXml = (text: string): string => text.replace(/[<>&"']/g, (c) => `&#${c.charCodeAt(0)};`);
+export const escapeXml = (text: string): string => text.replace(/[<>&"']/g, (c) => `&#${c.charCodeAt(0)};`);
 
-const num = (v: number): string => (Math.round(v * 10) / 10).toString();
+/** A coordinate with one decimal at most. */
+export const num = (v: number): string => (Math.round(v * 10) / 10).toString();
 
 /** Renders the series as an SVG document. */
 export function renderLatencyPlot(title: string, subtitle: string, series: readonly PlotSeries[]): string {

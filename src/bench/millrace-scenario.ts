@@ -120,7 +120,11 @@ const ACCEPT_STOP_TIMEOUT: RunObserver = {
  * given; its sources and sinks on several threads (the spread of their clocks is reported); a
  * run that cannot stop within STOP_TIMEOUT_MS reports what it measured.
  */
-export function benchJob(url: URL, o: CommonOptions, params: Record<string, string | number>): MillraceJob {
+export function benchJob(
+  url: URL,
+  o: Pick<CommonOptions, 'spinMicros'>,
+  params: Record<string, string | number>,
+): MillraceJob {
   return {
     url,
     params: o.spinMicros === undefined ? params : { ...params, spinMicros: o.spinMicros },

@@ -82,6 +82,13 @@ export function renderLatencyTable(rates: readonly RateResult[], runs: number): 
   );
 }
 
+/** The probes of a --find-max search: `50 k✓ 100 k✗(2) 75 k✓`; (2): a second attempt ran. */
+export function probeList(f: FindMaxResult): string {
+  return f.tried
+    .map((t) => `${formatRate(t.rate)}${t.sustainable ? '✓' : '✗'}${t.attempts > 1 ? `(${t.attempts})` : ''}`)
+    .join(' ');
+}
+
 /** The --find-max block: highest rate sustained, lowest not, and every probe. */
 export function renderFindMax(findMax: Partial<Record<SystemName, FindMaxResult>>): string {
   let out = 'highest sustainable rate (backlog bounded, p99 < 10 ms)\n';
@@ -89,11 +96,7 @@ export function renderFindMax(findMax: Partial<Record<SystemName, FindMaxResult>
   for (const system of SYSTEMS) {
     const f = findMax[system];
     if (f === undefined) continue;
-    const tried = f.tried
-      .map(
-        (t) => `${formatRate(t.rate)}${t.sustainable ? '✓' : '✗'}${t.attempts > 1 ? `(${t.attempts})` : ''}`,
-      )
-      .join(' ');
+    const tried = probeList(f);
     rows.push([
       SYSTEM_LABEL[system],
       f.best > 0 ? `${formatRate(f.best)} rows/s` : 'none',

@@ -1,3 +1,5 @@
+import { runArrowUdf } from '../../bench/arrow-udf.js';
+import { renderArrowUdfReport } from '../../bench/arrow-udf-report.js';
 import { runCheckpointBench } from '../../bench/checkpoint.js';
 import { renderCheckpointReport } from '../../bench/checkpoint-report.js';
 import { runFraud } from '../../bench/fraud.js';
@@ -18,10 +20,12 @@ import type { CliIO } from '../io.js';
 import { ExitCode } from '../io.js';
 import { UsageError } from './options.js';
 import {
+  ARROW_UDF_USAGE,
   CHECKPOINT_USAGE,
   FRAUD_USAGE,
   IDLE_USAGE,
   KAFKA_OPTIONS_USAGE,
+  parseArrowUdfArgs,
   parseCheckpointArgs,
   parseFraudArgs,
   parseIdleArgs,
@@ -54,6 +58,9 @@ Scenarios:
   checkpoint  E3: windowed-count with ≈ 1 M groups of state, with and without a checkpoint every
               second; C1: the time a restart on that checkpoint takes to emit again
   idle        I1: CPU used by a query that receives no data
+  arrow-udf   latency and sustainable throughput of a 16-feature dot product as an Arrow UDF by
+              batch size (arrowMaxRecordsPerBatch 1 … 10 000), beside the same score per row
+              (Millrace only, real-time mode; no target)
 
 millrace bench <scenario> --help shows the options of a scenario. Method and targets: docs/benchmarks.md.
 `;
@@ -118,6 +125,14 @@ const SCENARIOS: Record<string, Scenario> = {
       const options = parseCheckpointArgs(args);
       const result = await runCheckpointBench(options, io, signal);
       io.out(options.json ? `${JSON.stringify(result, null, 2)}\n` : renderCheckpointReport(result));
+    },
+  },
+  'arrow-udf': {
+    usage: ARROW_UDF_USAGE,
+    async run(args, io, signal) {
+      const options = parseArrowUdfArgs(args);
+      const result = await runArrowUdf(options, io, signal);
+      io.out(options.json ? `${JSON.stringify(result, null, 2)}\n` : renderArrowUdfReport(result));
     },
   },
   idle: {

@@ -5,7 +5,16 @@
  */
 
 import { parseArgs } from 'node:util';
+import {
+  ARROW_UDF_BATCH_SIZES,
+  ARROW_UDF_DESCRIPTION,
+  ARROW_UDF_RATE,
+  ARROW_UDF_SEARCH_CEILING,
+  ARROW_UDF_SEARCH_START,
+  type ArrowUdfOptions,
+} from '../../bench/arrow-udf.js';
 import type { CheckpointOptions } from '../../bench/checkpoint.js';
+import { formatRate } from '../../bench/format.js';
 import { type FraudOptions, fraudDescription } from '../../bench/fraud.js';
 import { IDLE_DESCRIPTION, type IdleOptions } from '../../bench/idle.js';
 import type { KafkaLoopOptions } from '../../bench/kafka-loop.js';
@@ -331,5 +340,75 @@ export function parseIdleArgs(args: string[]): IdleOptions {
     durationMs,
     warmupMs: parseDurationOption((values.warmup as string | undefined) ?? '20s', '--warmup'),
     json: values.json === true,
+  };
+}
+
+const ARROW_UDF_DURATION = '5s';
+const ARROW_UDF_MAX_TIME = '6min';
+
+export const ARROW_UDF_USAGE = `millrace bench arrow-udf [options]
+
+The latency and throughput of an Arrow UDF by batch size, in one run (Millrace only, real-time
+mode): ${ARROW_UDF_DESCRIPTION}.
+Variants: scalar (the dot product per row on the task thread, no Arrow), then one Arrow variant
+per --batch-sizes entry (the query's arrowMaxRecordsPerBatch). Each variant runs at the constant
+rate (p50, p99), then its highest sustainable rate is searched. Latency = emit time − each row's
+scheduled time.
+
+  --rate N              rows per second of the latency runs (default ${ARROW_UDF_RATE}; 10k is accepted)
+  --batch-sizes a,b,c   arrowMaxRecordsPerBatch of the Arrow variants (default ${ARROW_UDF_BATCH_SIZES.join(',')})
+  --duration D          measured window per run (default ${ARROW_UDF_DURATION})
+  --warmup D            run time before the window, not measured (default 3s)
+  --runs N              runs per variant, medians reported (default 1)
+  --no-find-max         skip the search of the sustainable rates (latency at --rate only)
+  --max-time D          time budget of the whole search, shared by the variants (default ${ARROW_UDF_MAX_TIME});
+                        each search doubles from ${formatRate(ARROW_UDF_SEARCH_START)} rows/s up to ${formatRate(ARROW_UDF_SEARCH_CEILING)} rows/s at most,
+                        then bisects
+  --spin-micros N       workers poll this long before parking (default: the engine's)
+  --out DIR             where HDR percentile files, the SVG plot and JSON go (default bench-out/)
+  --json                print the result as JSON instead of tables
+`;
+
+/** `1,10,100`: distinct batch sizes from 1 to 1 000 000, in the order given. */
+export function parseBatchSizes(text: string): number[] {
+  const sizes = text.split(',').map((t) => t.trim());
+  const out: number[] = [];
+  for (const t of sizes) {
+    const n = Number(t);
+    if (t === '' || !Number.isInteger(n) || n < 1 || n > 1_000_000) {
+      throw new UsageError(
+        `--batch-sizes: expected integers from 1 to 1000000 such as 1,10,100, got '${text}'`,
+      );
+    }
+    if (out.includes(n)) throw new UsageError(`--batch-sizes: ${n} is given twice`);
+    out.push(n);
+  }
+  return out;
+}
+
+export function parseArrowUdfArgs(args: string[]): ArrowUdfOptions {
+  const { common, values } = parseBenchArgs(
+    args,
+    { 'batch-sizes': { type: 'string' }, 'no-find-max': { type: 'boolean' } },
+    { rate: ARROW_UDF_RATE, duration: ARROW_UDF_DURATION, warmup: '3s' },
+  );
+  const noFindMax = values['no-find-max'] === true;
+  if (noFindMax && common.findMax) throw new UsageError('give --find-max or --no-find-max, not both');
+  // --find-max alone leaves no rate in the common options; the latency runs always have one.
+  const rates = common.rates.length === 0 ? [ARROW_UDF_RATE] : common.rates;
+  if (rates.length !== 1) throw new UsageError('give one rate (--rate), not several');
+  const text = values['batch-sizes'] as string | undefined;
+  const maxTime = values['max-time'] as string | undefined;
+  return {
+    rate: rates[0]!,
+    durationMs: common.durationMs,
+    warmupMs: common.warmupMs,
+    runs: common.runs,
+    batchSizes: text === undefined ? [...ARROW_UDF_BATCH_SIZES] : parseBatchSizes(text),
+    findMax: !noFindMax,
+    maxTimeMs: parseDurationOption(maxTime ?? ARROW_UDF_MAX_TIME, '--max-time'),
+    spinMicros: common.spinMicros,
+    outDir: common.outDir,
+    json: common.json,
   };
 }
