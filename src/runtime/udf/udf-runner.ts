@@ -34,7 +34,10 @@ export function udfRunner(op: PlannedOperator): UdfRunner {
     const columns: Record<string, import('apache-arrow').Vector> = {};
     let chunked = false;
     udfs.forEach((u, k) => {
-      const table = new A.Table(batch.select(u.input));
+      // A UDF that reads every column of the request, in order (the usual case), gets it whole.
+      const whole =
+        u.input.length === batch.numCols && u.input.every((c, i) => batch.schema.fields[i]!.name === c);
+      const table = new A.Table(whole ? batch : batch.select(u.input));
       const v = resultVector(u.fn(table), u.type, batch.numRows, u.owner);
       if (v.data.length !== 1) chunked = true;
       columns[String(k)] = v;
