@@ -73,6 +73,10 @@ abstract class ArrowBatchOperator implements HoldingOperator {
     return this.draining !== null || (this.inFlight !== null && this.channel.hasResponse());
   }
 
+  awaiting(): boolean {
+    return this.inFlight !== null;
+  }
+
   close(): void {
     if (this.inFlight === null && this.queue.length > 0) this.send();
   }

@@ -103,6 +103,8 @@ export interface HoldingOperator extends RowSink {
   close(batchEnd: boolean): void;
   /** A response waits to be taken (the host asks before it parks). */
   ready(): boolean;
+  /** A batch is with the UDF thread and its answer not back yet (the host spins for it). */
+  awaiting(): boolean;
 }
 
 export function isHolding(op: RowSink): op is HoldingOperator {

@@ -41,6 +41,10 @@ export class MapPartitionsOperator implements HoldingOperator {
     return this.out !== null;
   }
 
+  awaiting(): boolean {
+    return false;
+  }
+
   close(batchEnd: boolean): void {
     if (!batchEnd || this.out !== null || this.held.length === 0) return;
     const held = this.held;

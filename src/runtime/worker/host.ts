@@ -26,6 +26,12 @@ const YIELD_EVERY_MS = 2;
  */
 const IDLE_POLLS = 32;
 
+/**
+ * While a task waits for a UDF thread's answer, the host spins at least this long before it
+ * parks: an answer takes a few hundred µs, and waking a parked host costs more than that again.
+ */
+const UDF_ANSWER_SPIN_MS = 1;
+
 const yieldToEventLoop = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
 
 /**
@@ -161,7 +167,7 @@ export class Host implements HostContext {
       if (idleSince === 0) idleSince = now;
       // Spinning never keeps the event loop from turning for long either: a task may be waiting
       // for a promise (an asynchronous sink) whose continuation only the event loop runs.
-      if (now - idleSince < spinMs) {
+      if (now - idleSince < spinMs || (now - idleSince < UDF_ANSWER_SPIN_MS && this.anyAwaitingUdf())) {
         this.pollInputs(IDLE_POLLS);
         if (now - lastYield > YIELD_EVERY_MS) {
           await yieldToEventLoop();
@@ -218,6 +224,12 @@ export class Host implements HostContext {
       }
     }
     this.current = undefined;
+    return false;
+  }
+
+  private anyAwaitingUdf(): boolean {
+    const tasks = this.tasks;
+    for (let i = 0; i < tasks.length; i++) if (tasks[i]!.awaitingUdf()) return true;
     return false;
   }
 

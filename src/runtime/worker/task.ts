@@ -563,6 +563,13 @@ export class Task implements OperatorContext, SinkTask, SourceTask {
     return this.waiting !== null || this.output.blocked || (this.holding.length > 0 && this.holdingFull());
   }
 
+  /** Whether an operator of the task waits for a UDF thread's answer. */
+  awaitingUdf(): boolean {
+    const holding = this.holding;
+    for (let h = 0; h < holding.length; h++) if (holding[h]!.awaiting()) return true;
+    return false;
+  }
+
   /** Whether the task waits for a promise (an asynchronous sink step) to settle. */
   awaitingPromise(): boolean {
     return this.waiting !== null;
