@@ -111,11 +111,15 @@ export async function runArrowUdf(
   const measure = (v: ArrowUdfVariant, rate: number, warmupMs: number, durationMs: number) =>
     measureRun(io, () =>
       runMillraceJob(
-        benchJob(
-          JOB,
-          o,
-          v.kind === 'scalar' ? { variant: 'scalar' } : { variant: 'arrow', batch: v.batchSize },
-        ),
+        {
+          ...benchJob(
+            JOB,
+            o,
+            v.kind === 'scalar' ? { variant: 'scalar' } : { variant: 'arrow', batch: v.batchSize },
+          ),
+          // A batch adds latency by design: what a batch size sustains is judged by the backlog.
+          p99LimitMs: Number.POSITIVE_INFINITY,
+        },
         { rate, warmupMs, durationMs, signal },
       ),
     );

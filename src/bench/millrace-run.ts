@@ -27,6 +27,11 @@ export interface MillraceJob {
   checkpointLocation?: string;
   /** Watches the run: the query once it started, and when the measured window begins and ends. */
   observer?: RunObserver;
+  /**
+   * The p99 under which a run counts as sustainable (default 10 ms, as for T1; Infinity: a bounded
+   * backlog is enough — for queries that add latency on purpose, such as large Arrow batches).
+   */
+  p99LimitMs?: number;
   /** How long `stop()` may take (default: the engine's, 30 s). */
   stopTimeoutMs?: number;
   /** Before each run: more parameters for it (e.g. the fresh Kafka topics it uses). */
@@ -81,7 +86,7 @@ export async function runMillraceJob(job: MillraceJob, window: RunWindow): Promi
     let measured: MeasuredRun;
     job.observer?.started(q);
     try {
-      measured = await measure(q, window, job.observer);
+      measured = await measure(q, window, job.observer, job.p99LimitMs);
     } finally {
       await stopRun(q, job);
     }
@@ -118,6 +123,7 @@ async function measure(
   q: StreamingQuery,
   settings: RunWindow,
   observer: RunObserver | undefined,
+  p99LimitMs: number | undefined,
 ): Promise<MeasuredRun> {
   const { rate, signal } = settings;
   // A query that fails during the run ends the wait at once, with its error.
@@ -183,6 +189,7 @@ async function measure(
       count: latency.count,
       finalBacklog,
       backlogGrowth: growth,
+      ...(p99LimitMs === undefined ? {} : { p99LimitMs }),
     });
     return {
       run: {
