@@ -66,7 +66,7 @@ export function renderArrowUdfPlot(input: ArrowUdfPlotInput, subtitle: string): 
   if (searched.length > 0 || input.scalar?.sustainable != null) {
     const scalarRate = input.scalar?.sustainable ?? null;
     panels.push({
-      title: 'highest sustainable rate (backlog bounded)',
+      title: 'highest sustainable rate (backlog bounded, p99 < 100 ms)',
       x: BATCH_AXIS,
       // Log scale: the variants' rates can lie decades apart; a variant with none is not drawn.
       y: { label: 'rows per second (log scale)', log: true, format: (v) => formatRate(v) },

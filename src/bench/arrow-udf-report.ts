@@ -55,7 +55,7 @@ export function renderArrowUdfReport(r: ArrowUdfResult): string {
   out += '\n';
   if (searched) {
     out +=
-      'highest sustainable rate (backlog bounded; a batch adds latency by design, so p99 is not bounded) by variant\n';
+      'highest sustainable rate (backlog bounded, p99 < 100 ms: a batch adds latency by design) by variant\n';
     out += renderTable(
       ['variant', 'sustained', 'not sustained', 'probes'],
       r.variants.map((v) => [
@@ -84,7 +84,8 @@ export function renderArrowUdfReport(r: ArrowUdfResult): string {
   if (busy > BUSY_MACHINE_PERCENT) {
     out += `warning: other processes used up to ${busy} % of the CPUs before some runs; the figures are noisy\n\n`;
   }
-  out += 'targets: none (this scenario measures a trade-off, no target id is set for it)\n';
+  out +=
+    "targets: A1 (batch size 1 beside scalar) and A2 (batch size 10 000's sustainable rate) are read from this table (docs/benchmarks.md)\n";
   if (r.files.length > 0) out += `files:\n${r.files.map((f) => `  ${displayPath(f)}\n`).join('')}`;
   return out;
 }
