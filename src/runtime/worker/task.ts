@@ -3,7 +3,6 @@ import type { StateCheckpointer } from '../../checkpoint/state-checkpointer.js';
 import { ErrorCode, MillraceError, serializeError } from '../../errors.js';
 import type {
   BatchChannel,
-  HoldingOperator,
   OperatorContext,
   OperatorRef,
   RowSink,
@@ -18,6 +17,7 @@ import { FrameKind, frameKindName } from '../channel/frame-kind.js';
 import { TAG_KIND_MASK, tagArg } from '../channel/ring-layout.js';
 import { RingConsumer, RingProducer } from '../channel/spsc-ring.js';
 import type { TaskCounters, TaskSpec } from '../messages.js';
+import { HeldOperators } from './held-operators.js';
 import type { HostContext } from './host-context.js';
 import { type InputChannel, InputSet } from './input-set.js';
 import { RowMeta, readOriginArg } from './row-meta.js';
@@ -68,14 +68,9 @@ export class Task implements OperatorContext, SinkTask, SourceTask {
   /** The stateful operator has work on idle ticks (timers fired by the wall clock). */
   private readonly ticking: boolean;
   private readonly watermarkOps: WatermarkOperator[];
-  /** Operators that hold rows across pushes (Arrow UDFs, mapPartitions), in chain order. */
-  private readonly holding: HoldingOperator[];
+  /** Operators that hold rows across pushes (Arrow UDFs, mapPartitions). */
+  private readonly held: HeldOperators;
   private readonly udfChannels = new Map<number, BatchChannel>();
-  /**
-   * A marker waits in its ring behind rows an operator holds: until they are out, the frame in the
-   * ring is no work (the host parks until an answer arrives instead of stepping the task).
-   */
-  private markerHeld = false;
   readonly microBatch: boolean;
   readonly arrowMaxRecordsPerBatch: number | undefined;
   private readonly watermarks: WatermarkTracker;
@@ -138,7 +133,7 @@ export class Task implements OperatorContext, SinkTask, SourceTask {
       host,
     ));
     this.watermarkOps = ops.filter((o): o is WatermarkOperator => o instanceof WatermarkOperator);
-    this.holding = ops.filter(isHolding);
+    this.held = new HeldOperators(ops.filter(isHolding));
     if (this.stateful !== null && host.state !== null) {
       this.checkpointer = openStateCheckpointer(this.stateful, stage.chain[0]!.id, this, host, (e) => {
         this.stateError = e;
@@ -197,10 +192,10 @@ export class Task implements OperatorContext, SinkTask, SourceTask {
       return true;
     }
     let work = 0;
-    const holding = this.holding;
-    if (holding.length > 0) {
-      for (let h = 0; h < holding.length; h++) if (holding[h]!.advance()) work++;
-      if (this.output.blocked || this.holdingFull()) return work > 0;
+    const held = this.held;
+    if (held.any) {
+      work += held.advance();
+      if (this.output.blocked || held.full()) return work > 0;
     }
     let anyAligned = false;
     const channels = this.inputs.channels;
@@ -219,11 +214,11 @@ export class Task implements OperatorContext, SinkTask, SourceTask {
           ring.releaseDeferred();
         } else if (!this.onMarker(input, kind)) {
           // A marker behind held rows: the task has work again when an answer arrives.
-          return this.markerHeld ? work > 0 : true;
+          return held.markerHeld ? work > 0 : true;
         }
         work++;
         if (this.waiting !== null || this.output.blocked || this.ending) return true;
-        if (holding.length > 0 && this.holdingFull()) return true;
+        if (held.any && held.full()) return true;
         if (input.aligned) {
           anyAligned = true;
           break;
@@ -240,40 +235,8 @@ export class Task implements OperatorContext, SinkTask, SourceTask {
       );
     }
     // No more input waits: what the operators hold goes to their UDF threads now.
-    if (holding.length > 0 && work < STEP_BUDGET)
-      for (let h = 0; h < holding.length; h++) holding[h]!.close(false);
+    if (held.any && work < STEP_BUDGET) held.inputDrained();
     return work > 0;
-  }
-
-  /** Whether an operator still holds rows that the held marker waits for (see markerHeld). */
-  private holdsBeforeMarker(): boolean {
-    for (let h = 0; h < this.holding.length; h++) if (this.holding[h]!.holds(false)) return true;
-    this.markerHeld = false;
-    return false;
-  }
-
-  /** A holding operator can take no more rows now. */
-  private holdingFull(): boolean {
-    const holding = this.holding;
-    for (let h = 0; h < holding.length; h++) if (holding[h]!.full()) return true;
-    return false;
-  }
-
-  /**
-   * Whether rows held by operators must go on before a marker may pass: every marker follows the
-   * rows before it. `batchEnd` (a barrier, a batch's or the stream's end) also ends mapPartitions'
-   * batch. The held rows are sent (or let go) now; the marker waits in its ring until they are out.
-   */
-  private heldBeforeMarker(batchEnd: boolean): boolean {
-    const holding = this.holding;
-    let held = false;
-    for (let h = 0; h < holding.length; h++) {
-      const op = holding[h]!;
-      if (!op.holds(batchEnd)) continue;
-      op.close(batchEnd);
-      if (op.holds(batchEnd)) held = true;
-    }
-    return held;
   }
 
   /** Runs a slice of work that waits for idle time (a checkpoint being written); false if none. */
@@ -288,8 +251,10 @@ export class Task implements OperatorContext, SinkTask, SourceTask {
     if (this.waiting !== null) return false;
     if (this.output.blocked) return this.unblock();
     if (this.ending) return true;
-    for (let h = 0; h < this.holding.length; h++) if (this.holding[h]!.ready()) return true;
-    if (this.markerHeld && this.holdsBeforeMarker()) return false;
+    if (this.held.any) {
+      if (this.held.ready()) return true;
+      if (this.held.markerBlocked()) return false;
+    }
     if (!this.host.microBatch && this.host.clock.now() >= this.watermarks.nextDeadline) return true;
     if (this.ticking && this.host.clock.now() >= this.stateful!.nextTimerDue!()) return true;
     if (this.inputs.hasFrame()) return true;
@@ -299,8 +264,10 @@ export class Task implements OperatorContext, SinkTask, SourceTask {
   /** Whether a frame waits in one of the task's input rings (a cheap part of {@link ready}). */
   hasInput(): boolean {
     if (this.finished) return false;
-    for (let h = 0; h < this.holding.length; h++) if (this.holding[h]!.ready()) return true;
-    if (this.markerHeld && this.holdsBeforeMarker()) return false;
+    if (this.held.any) {
+      if (this.held.ready()) return true;
+      if (this.held.markerBlocked()) return false;
+    }
     return this.inputs.hasFrame();
   }
 
@@ -375,12 +342,13 @@ export class Task implements OperatorContext, SinkTask, SourceTask {
       if (source.nextDue() <= this.markerCutoff) return false;
       this.markerCutoff = Number.NaN;
     }
-    this.markerHeld =
-      this.holding.length > 0 &&
-      this.heldBeforeMarker(
+    if (
+      this.held.any &&
+      this.held.holdMarker(
         kind === FrameKind.BATCH || kind === FrameKind.BARRIER || kind === FrameKind.END_OF_STREAM,
-      );
-    if (this.markerHeld) return false;
+      )
+    )
+      return false;
     ring.releaseDeferred();
     switch (kind) {
       case FrameKind.BATCH:
@@ -560,14 +528,12 @@ export class Task implements OperatorContext, SinkTask, SourceTask {
   // --- SinkTask, SourceTask -------------------------------------------------------------------
 
   stalled(): boolean {
-    return this.waiting !== null || this.output.blocked || (this.holding.length > 0 && this.holdingFull());
+    return this.waiting !== null || this.output.blocked || (this.held.any && this.held.full());
   }
 
   /** Whether an operator of the task waits for a UDF thread's answer. */
   awaitingUdf(): boolean {
-    const holding = this.holding;
-    for (let h = 0; h < holding.length; h++) if (holding[h]!.awaiting()) return true;
-    return false;
+    return this.held.any && this.held.awaiting();
   }
 
   /** Whether the task waits for a promise (an asynchronous sink step) to settle. */
