@@ -1,8 +1,8 @@
 import { MessageChannel, type MessagePort } from 'node:worker_threads';
-import { Piscina } from 'piscina';
+import type { Piscina } from 'piscina';
 import { deserializeError, ErrorCode, MillraceError } from '../../errors.js';
-import { workerExecArgv } from '../../util/worker-exec-argv.js';
 import type { HostMessage, HostSpec } from '../messages.js';
+import { longTaskPool } from './long-task-pool.js';
 
 /** How long the driver waits for a finished host's final report. */
 const FINAL_REPORT_GRACE_MS = 1000;
@@ -49,16 +49,7 @@ export class HostPool {
     this.done = new Promise((resolve) => {
       this.allDone = resolve;
     });
-    this.pool = new Piscina({
-      filename: WORKER_FILE,
-      minThreads: specs.length,
-      maxThreads: specs.length,
-      concurrentTasksPerWorker: 1,
-      idleTimeout: 60_000,
-      // Our tasks park with Atomics.waitAsync; Piscina must not block the worker's loop itself.
-      atomics: 'disabled',
-      execArgv: workerExecArgv(),
-    });
+    this.pool = longTaskPool(WORKER_FILE, specs.length);
   }
 
   get count(): number {

@@ -1,8 +1,8 @@
 import { MessageChannel, type MessagePort } from 'node:worker_threads';
-import { Piscina } from 'piscina';
+import type { Piscina } from 'piscina';
 import { deserializeError, ErrorCode, MillraceError } from '../../errors.js';
-import { workerExecArgv } from '../../util/worker-exec-argv.js';
 import type { UdfWorkerMessage, UdfWorkerSpec } from '../messages.js';
+import { longTaskPool } from './long-task-pool.js';
 
 const WORKER_FILE = new URL('../udf/udf-worker.js', import.meta.url).href;
 
@@ -28,18 +28,7 @@ export class UdfPool {
     private readonly failed: (e: MillraceError) => void,
   ) {
     this.control = new Int32Array(control);
-    this.pool =
-      specs.length === 0
-        ? null
-        : new Piscina({
-            filename: WORKER_FILE,
-            minThreads: specs.length,
-            maxThreads: specs.length,
-            concurrentTasksPerWorker: 1,
-            idleTimeout: 60_000,
-            atomics: 'disabled',
-            execArgv: workerExecArgv(),
-          });
+    this.pool = specs.length === 0 ? null : longTaskPool(WORKER_FILE, specs.length);
   }
 
   /** Starts every UDF thread; resolves once each has built the plan. */
