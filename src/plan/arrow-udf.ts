@@ -29,7 +29,8 @@ export type ArrowType = ArrowTypeName | { readonly typeId: number };
 export interface ArrowBatchOptions {
   /**
    * Rows per Arrow batch at most; the query's `arrowMaxRecordsPerBatch` when unset (1 in
-   * real-time mode, 10 000 in micro-batch mode). A batch also closes when no more input waits.
+   * real-time mode, 10 000 in micro-batch mode). In real-time mode a batch also closes when no
+   * more input waits; in micro-batch mode the last batch of a trigger closes at its end.
    */
   maxRecordsPerBatch?: number;
 }

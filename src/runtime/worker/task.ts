@@ -234,8 +234,10 @@ export class Task implements OperatorContext, SinkTask, SourceTask {
         Number.POSITIVE_INFINITY,
       );
     }
-    // No more input waits: what the operators hold goes to their UDF threads now.
-    if (held.any && work < STEP_BUDGET) held.inputDrained();
+    // Real-time mode, no more input waits: what the operators hold goes to their UDF threads now.
+    // A micro-batch's batches are full but for the last, which its end marker sends: its output
+    // goes out at the batch's end anyway, and its batches do not depend on thread timing.
+    if (held.any && work < STEP_BUDGET && !this.host.microBatch) held.inputDrained();
     return work > 0;
   }
 
