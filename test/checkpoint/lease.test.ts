@@ -4,7 +4,7 @@ import { once } from 'node:events';
 import { existsSync, readdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { join } from 'node:path';
-import type { Readable } from 'node:stream';
+import type { Readable, Writable } from 'node:stream';
 import { after, describe, it } from 'node:test';
 import { withChecksum } from '../../src/checkpoint/files.js';
 import { readLock } from '../../src/checkpoint/inspect.js';
@@ -128,17 +128,26 @@ describe('the checkpoint lease: when its owner is gone', () => {
     skip: needsProc,
   }, async () => {
     const path = lockIn();
-    // `true` runs in the background, holding fd 3 open until it exits; its parent becomes `sleep`
-    // (fd 3 closed), which never reaps it.
-    const parent = spawn('sh', ['-c', 'true & echo $!; exec sleep 60 3>&-'], {
-      stdio: ['ignore', 'pipe', 'ignore', 'pipe'],
-    });
+    // A background child that exits only once its parent has become `sleep` (which never reaps
+    // it): the shell itself would reap a child that exited before its `exec`. fd 3 ends when the
+    // child has closed it and the shell has exec'd (`3>&-`); the child then waits for a byte on fd
+    // 4, and fd 5 (held by the child alone after the exec) ends when it has exited.
+    const parent = spawn(
+      'sh',
+      ['-c', '(exec 3>&-; head -c1 <&4 >/dev/null) & echo $!; exec sleep 60 3>&- 4<&- 5>&-'],
+      { stdio: ['ignore', 'pipe', 'ignore', 'pipe', 'pipe', 'pipe'] },
+    );
     children.add(parent);
     const [line] = (await once(parent.stdout!, 'data')) as [Buffer];
     const zombie = Number(line.toString().trim());
     const fd3 = parent.stdio[3] as Readable;
     fd3.resume();
     await once(fd3, 'end');
+    const exited = (parent.stdio as unknown as Readable[])[5]!;
+    exited.resume();
+    const gone = once(exited, 'end');
+    (parent.stdio[4] as Writable).end('x');
+    await gone;
     assert.equal(statFields(zombie)[0], 'Z', 'the owner has exited and is a zombie');
     writeLock(path, localOwner({ pid: zombie, pidStartTime: startTicks(zombie) }));
     await (await acquired(path, 'new')).release();
