@@ -3,10 +3,9 @@ import { ErrorCode, MillraceError } from '../errors.js';
 import type { PlannedOperator } from '../plan/analyze.js';
 import { type ArrowUdfCall, batchSizeOf } from '../plan/arrow-udf.js';
 import { type ColumnExpr, compileExpr, isArrowUdf } from '../plan/expressions.js';
-import { arrow } from './arrow/arrow-module.js';
-import { batchRows, RowColumns, type RowMisfit, vectorValues } from './arrow/columns.js';
+import { batchRows, RowColumns, type RowMisfit } from './arrow/columns.js';
 import { asHeldRow, HeldRows } from './arrow/held-rows.js';
-import { ArrowDecoder, ArrowEncoder } from './arrow/ipc.js';
+import { ArrowDecoder, ArrowEncoder, type Encoded } from './arrow/ipc.js';
 import type { BatchChannel, BatchResponse, HoldingOperator, OperatorContext, RowSink } from './contract.js';
 
 /** A batch's answer, let go row by row as the output takes them. */
@@ -20,17 +19,33 @@ interface Draining {
 }
 
 /**
+ * Full batches one operator has sent and not yet had answered, at most: the UDF thread works on
+ * one while the next ones wait in its ring, so a batch's round trip does not bound the rate.
+ */
+const BATCHES_IN_FLIGHT = 8;
+
+/** A batch encoded but not sent: the request ring had no room for it (retried as answers come). */
+interface Unsent {
+  readonly held: HeldRows;
+  readonly chunks: Uint8Array[];
+  readonly bytes: number;
+}
+
+/**
  * The task's side of an operator whose user code runs on a UDF thread in Arrow batches. Rows are
- * held with their metadata; a batch goes out when `maxRecordsPerBatch` rows are held, or when no
- * more input waits (the task closes it), one batch in flight at a time while the next fills. The
- * answer comes back in order and its rows go on with the metadata of the rows they came from.
- * A batch the UDF failed on is a bad record for each of its rows (the query's `onBadRecord`).
+ * held with their metadata; a batch goes out when `maxRecordsPerBatch` rows are held (up to
+ * {@link BATCHES_IN_FLIGHT} of them unanswered), or when no more input waits and none is in flight
+ * (the task closes it): under load, batches fill while earlier ones are worked on. Answers come
+ * back in order and their rows go on with the metadata of the rows they came from. A batch the
+ * UDF failed on is a bad record for each of its rows (the query's `onBadRecord`).
  */
 abstract class ArrowBatchOperator implements HoldingOperator {
   readonly holding = true as const;
   protected readonly maxRows: number;
   private readonly queue = new HeldRows();
-  private inFlight: HeldRows | null = null;
+  /** Sent batches in order, the oldest first. */
+  private readonly inFlight: HeldRows[] = [];
+  private unsent: Unsent | null = null;
   private draining: Draining | null = null;
   private readonly channel: BatchChannel;
   private readonly encoder = new ArrowEncoder();
@@ -53,63 +68,84 @@ abstract class ArrowBatchOperator implements HoldingOperator {
     rows: readonly unknown[],
     misfits: RowMisfit[],
   ): { batch: RecordBatch; kept: number[] | null };
+  /** The request for a batch of rows written in place (no Arrow batch built), or null when it cannot be. */
+  protected abstract requestInPlace(rows: readonly unknown[], encoder: ArrowEncoder): Encoded | null;
   /** How row `i` of an answered batch goes on (pushes to `next`). */
   protected abstract emitter(held: HeldRows, bytes: Uint8Array): { count: number; emit: (i: number) => void };
 
   push(row: unknown): void {
     this.queue.add(row, this.ctx.meta);
-    if (this.inFlight === null && this.queue.length >= Math.min(this.maxRows, this.rowCap)) this.send();
+    if (this.queue.length >= Math.min(this.maxRows, this.rowCap)) this.sendFull();
   }
 
   holds(): boolean {
-    return this.queue.length > 0 || this.inFlight !== null || this.draining !== null;
+    return (
+      this.queue.length > 0 || this.inFlight.length > 0 || this.unsent !== null || this.draining !== null
+    );
   }
 
   full(): boolean {
-    return this.inFlight !== null && this.queue.length >= this.maxRows;
+    return (
+      this.queue.length >= this.maxRows && (this.inFlight.length >= BATCHES_IN_FLIGHT || this.unsent !== null)
+    );
   }
 
   ready(): boolean {
-    return this.draining !== null || (this.inFlight !== null && this.channel.hasResponse());
+    return this.draining !== null || (this.inFlight.length > 0 && this.channel.hasResponse());
   }
 
   awaiting(): boolean {
-    return this.inFlight !== null;
+    return this.inFlight.length > 0;
   }
 
   close(): void {
-    if (this.inFlight === null && this.queue.length > 0) this.send();
+    if (this.inFlight.length === 0 && this.unsent === null && this.queue.length > 0) this.send();
   }
 
   advance(): boolean {
     let did = false;
-    if (this.draining !== null) {
-      did = true;
-      if (!this.drain()) return did;
+    // Answers in order, each one's rows let go before the next is taken, while the output takes them.
+    for (;;) {
+      if (this.draining !== null) {
+        did = true;
+        if (!this.drain()) return did;
+      }
+      if (this.inFlight.length === 0) return did;
+      const response = this.channel.receive();
+      if (response === null) return did;
+      const held = this.inFlight.shift()!;
+      // Batches go out before this one's rows go on: the UDF works while the task does.
+      this.sendFull();
+      const { count, emit } = response.ok
+        ? this.emitter(held, response.bytes)
+        : {
+            count: held.length,
+            // An engine error (a result of the wrong length or type) keeps its code.
+            emit: (i: number) =>
+              this.ctx.badRecord(
+                this.op,
+                held.rows[i],
+                response.error,
+                !(response.error instanceof MillraceError),
+              ),
+          };
+      this.draining = { held, response, emit, count, next: 0 };
     }
-    if (this.inFlight === null) return did;
-    const response = this.channel.receive();
-    if (response === null) return did;
-    const held = this.inFlight;
-    this.inFlight = null;
-    // The next batch goes out before this one's rows go on: the UDF works while the task does.
-    if (this.queue.length >= Math.min(this.maxRows, this.rowCap)) this.send();
-    const { count, emit } = response.ok
-      ? this.emitter(held, response.bytes)
-      : {
-          count: held.length,
-          // An engine error (a result of the wrong length or type) keeps its code.
-          emit: (i: number) =>
-            this.ctx.badRecord(
-              this.op,
-              held.rows[i],
-              response.error,
-              !(response.error instanceof MillraceError),
-            ),
-        };
-    this.draining = { held, response, emit, count, next: 0 };
-    this.drain();
-    return true;
+  }
+
+  /** Sends full batches while fewer than {@link BATCHES_IN_FLIGHT} are unanswered and the ring takes them. */
+  private sendFull(): void {
+    if (this.unsent !== null) {
+      if (!this.channel.send(this.unsent.chunks, this.unsent.bytes)) return;
+      this.inFlight.push(this.unsent.held);
+      this.unsent = null;
+    }
+    while (
+      this.inFlight.length < BATCHES_IN_FLIGHT &&
+      this.unsent === null &&
+      this.queue.length >= Math.min(this.maxRows, this.rowCap)
+    )
+      this.send();
   }
 
   /** Lets the answered rows go while the output takes them; true when all went. */
@@ -129,15 +165,19 @@ abstract class ArrowBatchOperator implements HoldingOperator {
   private send(): void {
     const n = Math.min(this.queue.length, this.maxRows, this.rowCap);
     let held = this.queue.take(n);
-    const misfits: RowMisfit[] = [];
-    const { batch, kept } = this.request(held.rows, misfits);
-    for (const m of misfits)
-      asHeldRow(held, m.index, this.ctx.meta, () =>
-        this.ctx.badRecord(this.op, held.rows[m.index], m.error, false),
-      );
-    if (kept !== null) held = held.pick(kept);
-    if (held.length === 0) return;
-    const { chunks, bytes } = this.encoder.encode([batch]);
+    let encoded = this.requestInPlace(held.rows, this.encoder);
+    if (encoded === null) {
+      const misfits: RowMisfit[] = [];
+      const { batch, kept } = this.request(held.rows, misfits);
+      for (const m of misfits)
+        asHeldRow(held, m.index, this.ctx.meta, () =>
+          this.ctx.badRecord(this.op, held.rows[m.index], m.error, false),
+        );
+      if (kept !== null) held = held.pick(kept);
+      if (held.length === 0) return;
+      encoded = this.encoder.encode([batch]);
+    }
+    const { chunks, bytes } = encoded;
     if (bytes > this.channel.maxRequestBytes) {
       this.encoder.forget();
       if (held.length === 1) {
@@ -159,8 +199,9 @@ abstract class ArrowBatchOperator implements HoldingOperator {
       this.send();
       return;
     }
-    if (!this.channel.send(chunks, bytes)) throw new Error('internal: the UDF request ring was not empty');
-    this.inFlight = held;
+    // The ring is full of earlier batches: this one goes when the UDF thread has taken some.
+    if (!this.channel.send(chunks, bytes)) this.unsent = { held, chunks, bytes };
+    else this.inFlight.push(held);
   }
 }
 
@@ -200,17 +241,27 @@ export class ArrowProjectionOperator extends ArrowBatchOperator {
     return this.columns.toBatch(rows, rows.length, misfits);
   }
 
+  protected requestInPlace(rows: readonly unknown[], encoder: ArrowEncoder) {
+    return this.columns.encodeInPlace(rows, rows.length, encoder);
+  }
+
   protected emitter(held: HeldRows, bytes: Uint8Array) {
-    const batches = this.decoder.decode(bytes);
-    const columns = batches.length === 1 ? batches[0]! : new (arrow().Table)(batches);
-    const values = columns.schema.fields.map((_, c) => vectorValues(columns.getChildAt(c)!));
+    // One batch per answer, but for a UDF that answered in chunks: then the columns are joined.
+    let values: readonly ArrayLike<unknown>[] | null = null;
+    this.decoder.forEachColumns(bytes, (_length, columns) => {
+      const before = values;
+      values =
+        before === null ? columns : columns.map((v, c) => [...Array.from(before[c]!), ...Array.from(v)]);
+    });
+    const columns = values as readonly ArrayLike<unknown>[] | null;
+    if (columns === null) throw new Error('internal: a UDF answer without a batch');
     const { outputs, keepRow } = this;
     const emit = (i: number): void => {
       const row = held.rows[i];
       const out = (keepRow ? Object.assign({}, row) : {}) as Record<string, unknown>;
       for (const o of outputs) {
         if (o.value === null) {
-          out[o.name] = values[o.arrow]![i];
+          out[o.name] = columns[o.arrow]![i];
           continue;
         }
         try {
@@ -232,6 +283,10 @@ export class MapInArrowOperator extends ArrowBatchOperator {
 
   constructor(op: PlannedOperator<'mapInArrow'>, next: RowSink, ctx: OperatorContext) {
     super(op, next, ctx, op.node.maxRecordsPerBatch);
+  }
+
+  protected requestInPlace(rows: readonly unknown[], encoder: ArrowEncoder) {
+    return this.columns?.encodeInPlace(rows, rows.length, encoder) ?? null;
   }
 
   protected request(rows: readonly unknown[], misfits: RowMisfit[]) {

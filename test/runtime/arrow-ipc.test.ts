@@ -115,12 +115,13 @@ describe('Arrow IPC frames', () => {
   it('decodes more than 4096 frames through one encoder and one decoder', () => {
     const encoder = new ArrowEncoder();
     const decoder = new ArrowDecoder();
-    const columns = new RowColumns('test', ['i'], {});
+    // A string column: every batch goes through Arrow's writer (no fixed layout).
+    const columns = new RowColumns('test', ['i', 's'], {});
     const total = 4096 + 4;
     const seen: number[] = [];
     const withSchema: number[] = [];
     for (let i = 0; i < total; i++) {
-      const bytes = frame(encoder, [columns.toBatch([{ i }], 1, []).batch]);
+      const bytes = frame(encoder, [columns.toBatch([{ i, s: 'x' }], 1, []).batch]);
       for (const row of batchRows(decoder.decode(bytes))) seen.push(row.i as number);
       if (i % 1024 === 0 || i >= 4094) {
         try {
@@ -147,6 +148,104 @@ describe('Arrow IPC frames', () => {
       batchRows(decoded).map((r) => r.i),
       batches.map((_, i) => i),
     );
+  });
+});
+
+/** A batch of fixed-width columns: float64 `x`, int32 `n`, float32 `f` (odd sizes: padding). */
+function fixedBatch(rows: number, from: number): RecordBatch {
+  const A = arrow();
+  return new A.RecordBatch({
+    x: A.makeVector(Float64Array.from({ length: rows }, (_, i) => from + i + 0.5)).data[0]!,
+    n: A.makeVector(Int32Array.from({ length: rows }, (_, i) => from - i)).data[0]!,
+    f: A.makeVector(Float32Array.from({ length: rows }, (_, i) => (from + i) / 4)).data[0]!,
+  });
+}
+
+/** Arrow's own stream of `batches` (its writer, from the schema message on), without the end marker. */
+function arrowStream(batches: readonly RecordBatch[]): Uint8Array {
+  const stream = arrow()
+    .RecordBatchStreamWriter.writeAll(batches as RecordBatch[])
+    .toUint8Array(true);
+  return stream.subarray(0, stream.byteLength - 8);
+}
+
+describe('Arrow IPC messages of fixed-width columns', () => {
+  it('are byte for byte what Arrow writes, for every row count, after the first of each', () => {
+    const encoder = new ArrowEncoder();
+    const batches = [1, 1, 3, 1, 3, 7, 7, 1].map((rows, k) => fixedBatch(rows, 10 * k));
+    const frames = batches.map((b) => frame(encoder, [b]));
+    assert.deepEqual(Buffer.concat(frames), Buffer.from(arrowStream(batches)));
+  });
+
+  it('written in place from rows are the bytes of the batch the rows make', () => {
+    const names = ['a', 'b', 'c'];
+    const rows = (k: number) => [1, 2, 3].map((i) => ({ a: k + i, b: -i / 3, c: k * i }));
+    const inPlace = new ArrowEncoder();
+    const built = new ArrowEncoder();
+    const columns = new RowColumns('test', names, {});
+    const reference = new RowColumns('test', names, {});
+    const sent: Uint8Array[] = [];
+    for (let k = 0; k < 4; k++) {
+      const own =
+        columns.encodeInPlace(rows(k), 3, inPlace) ?? inPlace.encode([columns.toBatch(rows(k), 3, []).batch]);
+      const bytes = Buffer.concat(own.chunks);
+      sent.push(bytes);
+      assert.deepEqual(bytes, frame(built, [reference.toBatch(rows(k), 3, []).batch]), `frame ${k}`);
+    }
+    assert.equal(
+      columns.encodeInPlace(rows(0), 3, new ArrowEncoder()),
+      null,
+      'not before the encoder has met the layout',
+    );
+    const decoder = new ArrowDecoder();
+    assert.deepEqual(
+      sent.flatMap((b) => batchRows(decoder.decode(b))),
+      [0, 1, 2, 3].flatMap(rows),
+    );
+  });
+
+  it('leave a row whose value is not a number to the batch path, which reports it', () => {
+    const encoder = new ArrowEncoder();
+    const columns = new RowColumns('op', ['a'], {});
+    encoder.encode([columns.toBatch([{ a: 1 }], 1, []).batch]);
+    assert.equal(columns.encodeInPlace([{ a: 'two' }], 1, encoder), null);
+    const misfits: RowMisfit[] = [];
+    columns.toBatch([{ a: 'two' }], 1, misfits);
+    assert.equal(misfits.length, 1);
+  });
+
+  it('decode to the values Arrow reads, through a frame of several sizes, nulls and a new schema', () => {
+    const A = arrow();
+    const withNull = new A.RecordBatch({ x: A.vectorFromArray([1.5, null, 3], new A.Float64()).data[0]! });
+    const parts = [fixedBatch(1, 0), fixedBatch(1, 1), fixedBatch(2, 5), fixedBatch(1, 9)];
+    const encoder = new ArrowEncoder();
+    const decoder = new ArrowDecoder();
+    const got: Record<string, unknown>[] = [];
+    for (const b of parts) got.push(...batchRows(decoder.decode(frame(encoder, [b]))));
+    got.push(...batchRows(decoder.decode(frame(encoder, [withNull, fixedBatch(1, 20), fixedBatch(1, 21)]))));
+    const expected = batchRows(A.tableFromIPC(arrowStream([...parts])).batches).concat(
+      batchRows([withNull]),
+      batchRows([fixedBatch(1, 20), fixedBatch(1, 21)]),
+    );
+    assert.deepEqual(got, expected);
+  });
+
+  it('decode to columns of values, as typed arrays where the column is numbers without nulls', () => {
+    const encoder = new ArrowEncoder();
+    const decoder = new ArrowDecoder();
+    const seen: { length: number; x: unknown[]; n: unknown[] }[] = [];
+    for (const k of [0, 1, 2]) {
+      decoder.forEachColumns(frame(encoder, [fixedBatch(2, k)]), (length, columns) => {
+        assert.ok(columns[0] instanceof Float64Array);
+        assert.ok(columns[1] instanceof Int32Array);
+        seen.push({ length, x: Array.from(columns[0]!), n: Array.from(columns[1]!) });
+      });
+    }
+    assert.deepEqual(seen, [
+      { length: 2, x: [0.5, 1.5], n: [0, -1] },
+      { length: 2, x: [1.5, 2.5], n: [1, 0] },
+      { length: 2, x: [2.5, 3.5], n: [2, 1] },
+    ]);
   });
 });
 

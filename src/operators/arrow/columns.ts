@@ -2,6 +2,10 @@ import type { DataType, Field, RecordBatch, Vector } from 'apache-arrow';
 import { ErrorCode, MillraceError } from '../../errors.js';
 import type { ArrowType } from '../../plan/arrow-udf.js';
 import { arrow } from './arrow-module.js';
+import type { ArrowEncoder, Encoded } from './ipc.js';
+import { vectorValues } from './vector-values.js';
+
+export { vectorValues };
 
 /** An Arrow type from a plan's type name or DataType. */
 export function resolveType(type: ArrowType): DataType {
@@ -108,6 +112,32 @@ function rowReader(names: readonly string[]): RowReader {
   ) as RowReader;
 }
 
+/**
+ * All columns at once into a message laid out by the encoder: column `c`'s value of row `i` goes
+ * to `f64[starts[c] + i]` while every value is a number; returns the index of the first row with
+ * one that is not, or −1.
+ */
+type PlaceReader = (
+  rows: readonly unknown[],
+  n: number,
+  f64: Float64Array,
+  starts: readonly number[],
+) => number;
+
+function placeReader(names: readonly string[]): PlaceReader {
+  const starts = names.map((_, c) => `const s${c} = starts[${c}];`).join(' ');
+  const reads = names.map((name, c) => `const v${c} = r[${JSON.stringify(name)}];`).join(' ');
+  const checks = names.map((_, c) => `typeof v${c} !== 'number'`).join(' || ');
+  const writes = names.map((_, c) => `f64[s${c} + i] = v${c};`).join(' ');
+  return new Function(
+    'rows',
+    'n',
+    'f64',
+    'starts',
+    `${starts} for (let i = 0; i < n; i++) { const r = rows[i]; if (r == null) return i; ${reads} if (${checks}) return i; ${writes} } return -1;`,
+  ) as PlaceReader;
+}
+
 function valueReader(name: string): ValueReader {
   const key = JSON.stringify(name);
   return new Function(
@@ -132,6 +162,7 @@ export class RowColumns {
   private readonly types: (DataType | null)[];
   private readonly floats: FloatReader[];
   private readonly rowReader: RowReader;
+  private readonly placeReader: PlaceReader;
   private readonly values: ValueReader[];
   private fields: Field[] | null = null;
   /** The schema and struct type of the last batch, kept while its column types stay. */
@@ -146,7 +177,20 @@ export class RowColumns {
     this.types = names.map((n) => (declared[n] === undefined ? null : resolveType(declared[n]!)));
     this.floats = names.map(floatReader);
     this.rowReader = rowReader(names);
+    this.placeReader = placeReader(names);
     this.values = names.map(valueReader);
+  }
+
+  /**
+   * The message of the first `n` rows, written by `encoder` and filled in place, when every
+   * column is float64, every value a number and the encoder knows the layout for `n` rows; null
+   * otherwise (then {@link toBatch} and the encoder's `encode` make it).
+   */
+  encodeInPlace(rows: readonly unknown[], n: number, encoder: ArrowEncoder): Encoded | null {
+    if (this.schema === null || !this.allFloat64) return null;
+    const message = encoder.fixedMessage(this.schema.schema, n);
+    if (message === null || this.placeReader(rows, n, message.f64, message.starts) >= 0) return null;
+    return { chunks: [message.bytes], bytes: message.bytes.byteLength };
   }
 
   /** Rows that do not fit are reported in `misfits` (by index) and left out of the batch. */
@@ -247,14 +291,6 @@ function describe(v: unknown): string {
   } catch {
     return String(v);
   }
-}
-
-/** The values of a vector as JS values (null where null). */
-export function vectorValues(v: Vector): ArrayLike<unknown> {
-  if (v.nullCount === 0) return v.toArray() as ArrayLike<unknown>;
-  const out = new Array(v.length);
-  for (let i = 0; i < v.length; i++) out[i] = v.get(i);
-  return out;
 }
 
 /**

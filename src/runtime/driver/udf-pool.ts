@@ -19,7 +19,10 @@ export class UdfPool {
   private readonly ready = new Set<number>();
   private readyWaiter: { resolve: () => void; reject: (e: Error) => void } | undefined;
   private closing = false;
+  private closed: Promise<void> | null = null;
   private readonly ended: Promise<unknown>[] = [];
+  /** Each port's 'close' event (ports close asynchronously). */
+  private readonly portsClosed: Promise<unknown>[] = [];
 
   constructor(
     private readonly specs: readonly Omit<UdfWorkerSpec, 'port'>[],
@@ -40,6 +43,7 @@ export class UdfPool {
     for (const spec of this.specs) {
       const { port1, port2 } = new MessageChannel();
       this.ports.push(port1);
+      this.portsClosed.push(new Promise((resolve) => port1.once('close', resolve)));
       port1.on('message', (m: UdfWorkerMessage) => this.onMessage(m));
       this.ended.push(
         this.pool.run({ ...spec, port: port2 }, { transferList: [port2] }).then(
@@ -63,10 +67,17 @@ export class UdfPool {
     }
   }
 
-  /** Ends the UDF threads (the query is over). Idempotent. */
-  async close(): Promise<void> {
+  /**
+   * Ends the UDF threads (the query is over); resolves once every thread and port is gone.
+   * Idempotent: a second call waits for the first.
+   */
+  close(): Promise<void> {
+    this.closed ??= this.end();
+    return this.closed;
+  }
+
+  private async end(): Promise<void> {
     if (this.pool === null) return;
-    if (this.closing) return;
     this.closing = true;
     Atomics.store(this.control, 0, 1);
     for (const s of this.specs) this.ring(s.bell);
@@ -74,6 +85,7 @@ export class UdfPool {
     for (const p of this.ports) p.close();
     await this.pool.destroy();
     await Promise.allSettled(this.ended);
+    await Promise.all(this.portsClosed);
   }
 
   private onMessage(m: UdfWorkerMessage): void {

@@ -21,8 +21,9 @@ export interface UdfWorkerWiring {
 }
 
 /**
- * A UDF channel's rings hold one batch each way and are at least this large, so that a batch of
- * 10 000 rows of a few numeric columns fits one frame (a larger batch is sent in parts).
+ * A UDF channel's rings hold the batches a task sends ahead and their answers, and are at least
+ * this large, so that a batch of 10 000 rows of a few numeric columns fits one frame (a larger
+ * batch is sent in parts).
  */
 const MIN_UDF_RING_BYTES = 8 << 20;
 

@@ -1,11 +1,10 @@
 import { isErrorCode, MillraceError, type SerializedError } from '../../errors.js';
-import { FrameKind } from '../channel/frame-kind.js';
 import type { RingConsumer, RingProducer } from '../channel/spsc-ring.js';
 
 /**
  * Frames between a task's Arrow operator and the UDF thread that runs it: requests and answers
  * are Arrow IPC messages (`DATA`), a failed batch's answer is its error as JSON (`UDF_ERROR`).
- * One request is in flight per channel, so a ring holds one frame each way.
+ * A task sends several requests ahead; the UDF thread answers them in order.
  */
 
 /** Writes one frame of `chunks` (`bytes` in all); false when the ring has no room now. */
@@ -36,9 +35,9 @@ export function copyFrame(ring: RingConsumer): Uint8Array {
 const encoder = new TextEncoder();
 const decoder = new TextDecoder();
 
-export function writeError(ring: RingProducer, error: SerializedError): boolean {
-  const bytes = encoder.encode(JSON.stringify(error));
-  return writeChunks(ring, FrameKind.UDF_ERROR, [bytes], bytes.byteLength);
+/** The payload of a `UDF_ERROR` frame. */
+export function errorFrame(error: SerializedError): Uint8Array {
+  return encoder.encode(JSON.stringify(error));
 }
 
 /**

@@ -2,11 +2,12 @@ import type { RecordBatch } from 'apache-arrow';
 import { ErrorCode, MillraceError } from '../../errors.js';
 import { arrow } from '../../operators/arrow/arrow-module.js';
 import { resolveType, resultVector } from '../../operators/arrow/columns.js';
+import type { BatchSchema, ColumnsBatch } from '../../operators/arrow/ipc.js';
 import type { PlannedOperator } from '../../plan/analyze.js';
 import { isArrowUdf } from '../../plan/expressions.js';
 
 /** What a UDF thread does with one request batch of an operator: the batches of its answer. */
-export type UdfRunner = (batch: RecordBatch) => RecordBatch[];
+export type UdfRunner = (batch: RecordBatch) => (RecordBatch | ColumnsBatch)[];
 
 /**
  * The runner of an operator the task sent to this thread, found by its place in the plan (as a
@@ -30,6 +31,10 @@ export function udfRunner(op: PlannedOperator): UdfRunner {
     owner: `arrowUdf '${u.name}' (${node.kind}#${op.id})`,
   }));
   if (udfs.length === 0) throw new Error(`internal: ${node.kind}#${op.id} runs no Arrow code`);
+  // The answer's schema: one column per UDF, named by its place, of its declared type (which
+  // resultVector checks each result against).
+  const fields = udfs.map((u, k) => new A.Field(String(k), u.type, true));
+  const answer: BatchSchema = { schema: new A.Schema(fields), struct: new A.Struct(fields) };
   return (batch) => {
     const columns: Record<string, import('apache-arrow').Vector> = {};
     let chunked = false;
@@ -43,9 +48,9 @@ export function udfRunner(op: PlannedOperator): UdfRunner {
       columns[String(k)] = v;
     });
     if (chunked) return new A.Table(columns).batches;
-    const data: Record<string, import('apache-arrow').Data> = {};
-    for (const [name, v] of Object.entries(columns)) data[name] = v.data[0]!;
-    return [new A.RecordBatch(data)];
+    return [
+      { schema: answer, length: batch.numRows, children: Object.values(columns).map((v) => v.data[0]!) },
+    ];
   };
 }
 

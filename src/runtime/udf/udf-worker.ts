@@ -1,15 +1,15 @@
+// The module's binding: the global `performance` is a lazy getter, dearer per call.
+import { performance } from 'node:perf_hooks';
 import { withLayouts } from '../../connectors/layouts.js';
 import { ErrorCode, MillraceError, serializeError } from '../../errors.js';
 import { loadArrow } from '../../operators/arrow/arrow-module.js';
-import { ArrowDecoder, ArrowEncoder } from '../../operators/arrow/ipc.js';
 import { planFingerprint } from '../../plan/fingerprint.js';
 import { DoorbellTable } from '../channel/doorbell.js';
-import { FrameKind } from '../channel/frame-kind.js';
 import { RingConsumer, RingProducer } from '../channel/spsc-ring.js';
 import { importJob, planJob } from '../job-loader.js';
 import type { UdfWorkerMessage, UdfWorkerSpec } from '../messages.js';
-import { copyFrame, writeChunks, writeError } from './udf-frames.js';
-import { type UdfRunner, udfRunner } from './udf-runner.js';
+import { ChannelServer } from './channel-server.js';
+import { udfRunner } from './udf-runner.js';
 
 /**
  * After an answer the thread spins at least this long before it parks: the next request of a busy
@@ -17,16 +17,15 @@ import { type UdfRunner, udfRunner } from './udf-runner.js';
  */
 const ANSWERED_SPIN_MS = 1;
 
+/**
+ * While spinning idle, the thread polls its request rings this many times between clock reads:
+ * V8 boxes every clock reading, and a spin that reads the clock on each turn fills the young
+ * generation with them, for collections that stall the answers.
+ */
+const IDLE_POLLS = 1024;
+
 /** While busy, the loop lets the event loop turn at least this often. */
 const YIELD_EVERY_MS = 2;
-
-interface Served {
-  readonly requests: RingConsumer;
-  readonly responses: RingProducer;
-  readonly decoder: ArrowDecoder;
-  readonly encoder: ArrowEncoder;
-  readonly run: UdfRunner;
-}
 
 /**
  * A thread of the UDF pool: the Piscina task that runs the Arrow UDFs and mapInArrow functions of
@@ -51,13 +50,14 @@ export default async function runUdfWorker(spec: UdfWorkerSpec): Promise<void> {
       );
     }
     const bells = new DoorbellTable(spec.bells);
-    const served: Served[] = spec.channels.map((c) => ({
-      requests: new RingConsumer(c.request, bells),
-      responses: new RingProducer(c.response, bells),
-      decoder: new ArrowDecoder(),
-      encoder: new ArrowEncoder(),
-      run: udfRunner(plan.operators[c.operatorId]!),
-    }));
+    const served = spec.channels.map(
+      (c) =>
+        new ChannelServer(
+          new RingConsumer(c.request, bells),
+          new RingProducer(c.response, bells),
+          udfRunner(plan.operators[c.operatorId]!),
+        ),
+    );
     send({ type: 'ready', workerIndex });
     await serve(spec, bells, served);
   } catch (e) {
@@ -65,7 +65,11 @@ export default async function runUdfWorker(spec: UdfWorkerSpec): Promise<void> {
   }
 }
 
-async function serve(spec: UdfWorkerSpec, bells: DoorbellTable, served: readonly Served[]): Promise<void> {
+async function serve(
+  spec: UdfWorkerSpec,
+  bells: DoorbellTable,
+  served: readonly ChannelServer[],
+): Promise<void> {
   const control = new Int32Array(spec.control);
   const spinMs = Math.max(spec.spinMicros / 1000, ANSWERED_SPIN_MS);
   let idleSince = 0;
@@ -73,7 +77,7 @@ async function serve(spec: UdfWorkerSpec, bells: DoorbellTable, served: readonly
   for (;;) {
     if (Atomics.load(control, 0) !== 0) return;
     let busy = false;
-    for (const s of served) if (answer(s)) busy = true;
+    for (const s of served) if (s.answer()) busy = true;
     const now = performance.now();
     if (busy) {
       idleSince = 0;
@@ -84,10 +88,13 @@ async function serve(spec: UdfWorkerSpec, bells: DoorbellTable, served: readonly
       continue;
     }
     if (idleSince === 0) idleSince = now;
-    if (now - idleSince < spinMs) continue;
+    if (now - idleSince < spinMs) {
+      pollRequests(served);
+      continue;
+    }
     // Park: announce sleep, look once more (see doorbell.ts), then wait to be rung.
     const seq = bells.prepareToPark(spec.bell);
-    if (Atomics.load(control, 0) !== 0 || served.some((s) => s.requests.hasFrame())) {
+    if (Atomics.load(control, 0) !== 0 || served.some((s) => s.canAnswer())) {
       bells.unpark(spec.bell);
       idleSince = 0;
       continue;
@@ -100,33 +107,9 @@ async function serve(spec: UdfWorkerSpec, bells: DoorbellTable, served: readonly
   }
 }
 
-/** Answers one request of a channel if one waits; false if none did. */
-function answer(s: Served): boolean {
-  const ring = s.requests;
-  if (!ring.poll()) return false;
-  const bytes = copyFrame(ring);
-  ring.release();
-  const batches = s.decoder.decode(bytes);
-  let out: ReturnType<UdfRunner>;
-  try {
-    out = batches.flatMap((b) => s.run(b));
-  } catch (e) {
-    const engine = e instanceof MillraceError;
-    if (!writeError(s.responses, serializeError(e, { userCode: !engine })))
-      throw new Error('internal: the UDF answer ring was not empty');
-    return true;
+/** Polls the request rings up to {@link IDLE_POLLS} times, until one has a frame. */
+function pollRequests(served: readonly ChannelServer[]): void {
+  for (let k = 0; k < IDLE_POLLS; k++) {
+    for (let i = 0; i < served.length; i++) if (served[i]!.hasRequest()) return;
   }
-  const { chunks, bytes: n } = s.encoder.encode(out);
-  if (n > s.responses.maxPayloadBytes) {
-    s.encoder.forget();
-    const error = new MillraceError(
-      ErrorCode.RECORD_TOO_LARGE,
-      `the answer to a batch (${n} bytes in Arrow) does not fit the UDF channel (at most ${s.responses.maxPayloadBytes}); lower maxRecordsPerBatch`,
-    );
-    writeError(s.responses, serializeError(error));
-    return true;
-  }
-  if (!writeChunks(s.responses, FrameKind.DATA, chunks, n))
-    throw new Error('internal: the UDF answer ring was not empty');
-  return true;
 }
