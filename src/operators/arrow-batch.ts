@@ -255,10 +255,21 @@ export class ArrowProjectionOperator extends ArrowBatchOperator {
     });
     const columns = values as readonly ArrayLike<unknown>[] | null;
     if (columns === null) throw new Error('internal: a UDF answer without a batch');
-    const { outputs, keepRow } = this;
+    const { outputs, keepRow, next } = this;
+    if (keepRow) {
+      // withColumn(name, arrowUdf(…)): the row and its one new column.
+      const name = outputs[0]!.name;
+      const column = columns[0]!;
+      const emit = (i: number): void => {
+        const out = Object.assign({}, held.rows[i]) as Record<string, unknown>;
+        out[name] = column[i];
+        next.push(out);
+      };
+      return { count: held.length, emit };
+    }
     const emit = (i: number): void => {
       const row = held.rows[i];
-      const out = (keepRow ? Object.assign({}, row) : {}) as Record<string, unknown>;
+      const out: Record<string, unknown> = {};
       for (const o of outputs) {
         if (o.value === null) {
           out[o.name] = columns[o.arrow]![i];
@@ -271,7 +282,7 @@ export class ArrowProjectionOperator extends ArrowBatchOperator {
           return;
         }
       }
-      this.next.push(out);
+      next.push(out);
     };
     return { count: held.length, emit };
   }

@@ -53,6 +53,8 @@ export interface UdfWorkerSpec {
   /** Int32 slot 0 set to 1 by the driver: the query is over, the thread ends. */
   readonly control: SharedArrayBuffer;
   readonly spinMicros: number;
+  /** How long the thread spins after an answer before it parks, at least (see host-specs.ts). */
+  readonly answeredSpinMicros: number;
   /** The channels it serves: task and operator, and the two rings. */
   readonly channels: readonly (UdfChannelSpec & { readonly task: number })[];
   readonly port: MessagePort;

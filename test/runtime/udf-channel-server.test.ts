@@ -7,6 +7,7 @@ import { RowColumns } from '../../src/operators/arrow/columns.js';
 import { ArrowDecoder, ArrowEncoder } from '../../src/operators/arrow/ipc.js';
 import type { PlannedOperator } from '../../src/plan/analyze.js';
 import { createRing, RingConsumer, RingProducer } from '../../src/runtime/channel/spsc-ring.js';
+import { answeredSpinMicros } from '../../src/runtime/driver/host-specs.js';
 import { ChannelServer } from '../../src/runtime/udf/channel-server.js';
 import { udfRunner } from '../../src/runtime/udf/udf-runner.js';
 import { UdfChannel } from '../../src/runtime/worker/udf-channel.js';
@@ -57,5 +58,14 @@ describe('the UDF thread end of a channel', () => {
     }
     assert.deepEqual(ys, [0, 3, 6, 9, 12, 15, 18, 21], 'every answer once, in the order of the requests');
     assert.equal(server.hasRequest(), false);
+  });
+});
+
+describe('a UDF thread after an answer', () => {
+  it('spins for the next request only where the machine has a core for it', () => {
+    assert.equal(answeredSpinMicros(1, 1, 2), 0, 'two cores: the host and the driver need them');
+    assert.equal(answeredSpinMicros(1, 1, 3), 1000);
+    assert.equal(answeredSpinMicros(4, 2, 6), 0);
+    assert.equal(answeredSpinMicros(4, 2, 16), 1000);
   });
 });

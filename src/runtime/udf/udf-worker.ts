@@ -12,12 +12,6 @@ import { ChannelServer } from './channel-server.js';
 import { udfRunner } from './udf-runner.js';
 
 /**
- * After an answer the thread spins at least this long before it parks: the next request of a busy
- * query usually follows within it, and waking a parked thread costs about as much as a small batch.
- */
-const ANSWERED_SPIN_MS = 1;
-
-/**
  * While spinning idle, the thread polls its request rings this many times between clock reads:
  * V8 boxes every clock reading, and a spin that reads the clock on each turn fills the young
  * generation with them, for collections that stall the answers.
@@ -71,7 +65,7 @@ async function serve(
   served: readonly ChannelServer[],
 ): Promise<void> {
   const control = new Int32Array(spec.control);
-  const spinMs = Math.max(spec.spinMicros / 1000, ANSWERED_SPIN_MS);
+  const spinMs = Math.max(spec.spinMicros, spec.answeredSpinMicros) / 1000;
   let idleSince = 0;
   let lastYield = performance.now();
   for (;;) {

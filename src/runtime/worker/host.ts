@@ -28,7 +28,7 @@ const IDLE_POLLS = 32;
 
 /**
  * While a task waits for a UDF thread's answer, the host spins at least this long before it
- * parks: an answer takes a few hundred µs, and waking a parked host costs more than that again.
+ * parks: an answer to a small batch takes tens of µs, and waking a parked host costs as much again.
  */
 const UDF_ANSWER_SPIN_MS = 1;
 
