@@ -1,4 +1,9 @@
-import type { AnalyzedPlan, PlannedOperator, WatermarkInput } from '../plan/analyze.js';
+import {
+  type AnalyzedPlan,
+  type PlannedOperator,
+  type WatermarkInput,
+  watermarkColumnReaches,
+} from '../plan/analyze.js';
 import { rowKey } from '../plan/physical.js';
 import { InMemoryStateStore } from '../state/state-store.js';
 import { TimeIndex } from '../state/time-index.js';
@@ -9,9 +14,10 @@ import { rowTime } from './row-time.js';
  * `dropDuplicates(columns)` and `dropDuplicatesWithinWatermark(columns)`: the first row of each key
  * goes on at once (in both execution modes), later ones are dropped.
  *
- * - `dropDuplicates` with a watermark on one of its columns: rows at or below the watermark are late,
- *   and a key is forgotten once the watermark reaches its event time (no later row can repeat it
- *   without being late). Without such a watermark every key is kept for ever.
+ * - `dropDuplicates` with a watermark on one of its columns (for the whole row as the key: on a
+ *   column that reaches it unchanged): rows at or below the watermark are late, and a key is
+ *   forgotten once the watermark reaches its event time (no later row can repeat it without being
+ *   late). Without such a watermark every key is kept for ever.
  * - `dropDuplicatesWithinWatermark`: a key is kept until the watermark reaches its first row's event
  *   time plus the watermark delay; rows at or below the watermark are late.
  */
@@ -36,7 +42,13 @@ export class DedupOperator implements StatefulOperator {
         ? rowKey
         : (row) => JSON.stringify(keys.map((k) => (row as Record<string, unknown> | null)?.[k] ?? null));
     const above: WatermarkInput[] = plan.watermarksAbove[op.id]!.map((i) => plan.watermarks[i]!);
-    const bound = withinWatermark ? above[0] : above.find((w) => keys.includes(w.column));
+    // The whole row as the key holds every column, so a watermarked one that reaches this far
+    // bounds it, as Spark's dropDuplicates() does.
+    const bound = withinWatermark
+      ? above[0]
+      : keys.length === 0
+        ? above.find((w) => watermarkColumnReaches(plan, op, w))
+        : above.find((w) => keys.includes(w.column));
     this.eventTime =
       bound === undefined ? null : { column: bound.column, keepMs: withinWatermark ? bound.delayMs : 0 };
   }

@@ -146,6 +146,53 @@ export function eventTimeWatermarks(
 }
 
 /**
+ * Whether watermark `w`'s column reaches operator `op` as the watermark saw it: every operator on
+ * the way from the watermark passes the column on unchanged (a filter, a union, a `withColumn` of
+ * another column, a `select` of the column itself…). A `map` or anything else that makes new rows
+ * might drop or change it, so it does not count.
+ */
+export function watermarkColumnReaches(plan: AnalyzedPlan, op: { id: number }, w: WatermarkInput): boolean {
+  // true: every path from `id` up to the watermark keeps the column; false: one does not;
+  // null: no path from `id` leads to the watermark.
+  const reaches = (id: number): boolean | null => {
+    if (id === w.operatorId) return true;
+    const here = plan.operators[id]!;
+    let leads = false;
+    for (const input of here.inputs) {
+      const r = reaches(input);
+      if (r === false) return false;
+      if (r === true) leads = true;
+    }
+    if (!leads) return null;
+    return keepsColumn(here.node, w.column);
+  };
+  let leads = false;
+  for (const input of plan.operators[op.id]!.inputs) {
+    const r = reaches(input);
+    if (r === false) return false;
+    if (r === true) leads = true;
+  }
+  return leads;
+}
+
+function keepsColumn(node: LogicalNode, column: string): boolean {
+  switch (node.kind) {
+    case 'filter':
+    case 'watermark':
+    case 'repartition':
+    case 'union':
+    case 'dedup':
+      return true;
+    case 'withColumn':
+      return node.column !== column;
+    case 'select':
+      return node.columns.some((c) => c.name === column && c.expr === column);
+    default:
+      return false;
+  }
+}
+
+/**
  * The two sides of a union or a stream–stream join must not share a node: the physical plan cannot
  * run one row down two paths.
  */

@@ -45,6 +45,60 @@ describe('deduplication', () => {
     }
   });
 
+  for (const trigger of ['realTime', 'microBatch']) {
+    it(`over the whole row, is bounded by a watermarked column of the row, as Spark's dropDuplicates() (${trigger})`, async () => {
+      const q = await startQuery(job, {
+        params: { case: 'whole-row-watermarked', trigger },
+        clock: 'manual',
+      });
+      try {
+        q.source<Tx>('txs').addData([tx('a', 1), tx('a', 1), tx('b', 5)]);
+        await q.processAllAvailable();
+        q.source<Tx>('txs').addData([tx('c', 30)]); // watermark 20 s: a@1 and b@5 are forgotten
+        await q.processAllAvailable();
+        q.source<Tx>('txs').addData([tx('e', 2), tx('d', 25), tx('d', 25)]); // e@2: a new row, but late
+        await q.processAllAvailable();
+        assert.deepEqual(ids(q.sink<Tx>('out').rows()), ['a@1', 'b@5', 'c@30', 'd@25']);
+        assert.deepEqual(ids(q.lateRows().map((l) => l.row as Tx)), ['e@2']);
+        if (trigger === 'realTime') {
+          // A real-time query reports progress by the clock; a micro-batch query after each batch.
+          const progress = once(q, 'progress');
+          q.clock.advance(1000);
+          await progress;
+        }
+        const s = q.lastProgress!.stateOperators[0]!;
+        assert.equal(s.numRowsTotal, 2, 'c@30 and d@25 are still remembered, a@1 and b@5 forgotten');
+        assert.equal(
+          q.recentProgress.reduce((n, p) => n + (p.stateOperators[0]?.numRowsDroppedByWatermark ?? 0), 0),
+          1,
+        );
+      } finally {
+        await q.stop();
+      }
+    });
+  }
+
+  it('over the whole row without the watermarked column, keeps every row and drops none as late', async () => {
+    const q = await startQuery(job, { params: { case: 'whole-row-without-ts' }, clock: 'manual' });
+    try {
+      q.source<Tx>('txs').addData([tx('a', 1), tx('b', 5), tx('c', 30)]);
+      await q.processAllAvailable();
+      q.source<Tx>('txs').addData([tx('a', 2), tx('e', 2)]); // a repeats; e is new (no event time)
+      await q.processAllAvailable();
+      assert.deepEqual(
+        q
+          .sink<{ txId: string }>('out')
+          .rows()
+          .map((r) => r.txId)
+          .sort(),
+        ['a', 'b', 'c', 'e'],
+      );
+      assert.deepEqual(q.lateRows(), []);
+    } finally {
+      await q.stop();
+    }
+  });
+
   it('with a watermark on a key column, drops late rows and forgets keys behind the watermark', async () => {
     const q = await startQuery(job, { params: { case: 'watermarked' }, clock: 'manual' });
     try {
