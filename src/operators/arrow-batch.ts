@@ -5,7 +5,8 @@ import { type ArrowUdfCall, batchSizeOf } from '../plan/arrow-udf.js';
 import { type ColumnExpr, compileExpr, isArrowUdf } from '../plan/expressions.js';
 import { batchRows, RowColumns, type RowMisfit } from './arrow/columns.js';
 import { asHeldRow, HeldRows } from './arrow/held-rows.js';
-import { ArrowDecoder, ArrowEncoder, type Encoded } from './arrow/ipc.js';
+import { ArrowEncoder, type Encoded } from './arrow/ipc.js';
+import { ArrowDecoder } from './arrow/ipc-decoder.js';
 import type { BatchChannel, BatchResponse, HoldingOperator, OperatorContext, RowSink } from './contract.js';
 
 /** A batch's answer, let go row by row as the output takes them. */

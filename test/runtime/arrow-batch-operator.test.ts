@@ -3,7 +3,8 @@ import { before, describe, it } from 'node:test';
 import type { Table } from 'apache-arrow';
 import { arrowUdf } from '../../src/index.js';
 import { loadArrow } from '../../src/operators/arrow/arrow-module.js';
-import { ArrowDecoder, ArrowEncoder } from '../../src/operators/arrow/ipc.js';
+import { ArrowEncoder } from '../../src/operators/arrow/ipc.js';
+import { ArrowDecoder } from '../../src/operators/arrow/ipc-decoder.js';
 import { ArrowProjectionOperator } from '../../src/operators/arrow-batch.js';
 import type {
   BatchChannel,

@@ -11,7 +11,8 @@ import {
   resultVector,
   vectorValues,
 } from '../../src/operators/arrow/columns.js';
-import { ArrowDecoder, ArrowEncoder } from '../../src/operators/arrow/ipc.js';
+import { ArrowEncoder } from '../../src/operators/arrow/ipc.js';
+import { ArrowDecoder } from '../../src/operators/arrow/ipc-decoder.js';
 
 before(async () => {
   await loadArrow();

@@ -94,28 +94,9 @@ function floatReader(name: string): FloatReader {
 
 /**
  * All columns at once, row by row (one pass over the rows, where a reader per column makes one
- * pass per column): fills one Float64Array per column while every value is a number; returns the
- * index of the first row with one that is not, or −1.
- */
-type RowReader = (rows: readonly unknown[], n: number, outs: Float64Array[]) => number;
-
-function rowReader(names: readonly string[]): RowReader {
-  const outs = names.map((_, c) => `const o${c} = outs[${c}];`).join(' ');
-  const reads = names.map((name, c) => `const v${c} = r[${JSON.stringify(name)}];`).join(' ');
-  const checks = names.map((_, c) => `typeof v${c} !== 'number'`).join(' || ');
-  const writes = names.map((_, c) => `o${c}[i] = v${c};`).join(' ');
-  return new Function(
-    'rows',
-    'n',
-    'outs',
-    `${outs} for (let i = 0; i < n; i++) { const r = rows[i]; if (r == null) return i; ${reads} if (${checks}) return i; ${writes} } return -1;`,
-  ) as RowReader;
-}
-
-/**
- * All columns at once into a message laid out by the encoder: column `c`'s value of row `i` goes
- * to `f64[starts[c] + i]` while every value is a number; returns the index of the first row with
- * one that is not, or −1.
+ * pass per column): column `c`'s value of row `i` goes to `f64[starts[c] + i]` — in a message the
+ * encoder laid out, or in one array of the batch's columns one after the other — while every
+ * value is a number; returns the index of the first row with one that is not, or −1.
  */
 type PlaceReader = (
   rows: readonly unknown[],
@@ -161,7 +142,6 @@ export interface RowMisfit {
 export class RowColumns {
   private readonly types: (DataType | null)[];
   private readonly floats: FloatReader[];
-  private readonly rowReader: RowReader;
   private readonly placeReader: PlaceReader;
   private readonly values: ValueReader[];
   private fields: Field[] | null = null;
@@ -176,7 +156,6 @@ export class RowColumns {
   ) {
     this.types = names.map((n) => (declared[n] === undefined ? null : resolveType(declared[n]!)));
     this.floats = names.map(floatReader);
-    this.rowReader = rowReader(names);
     this.placeReader = placeReader(names);
     this.values = names.map(valueReader);
   }
@@ -202,9 +181,19 @@ export class RowColumns {
     const A = arrow();
     if (this.schema !== null && this.allFloat64) {
       // The usual case once the types are known: numbers only, read in one pass over the rows.
-      const outs = this.names.map(() => new Float64Array(n));
-      if (this.rowReader(rows, n, outs) < 0) {
-        const children = outs.map((o, c) => new A.Data(this.types[c]!, 0, n, 0, [undefined, o, undefined]));
+      const values = new Float64Array(n * this.names.length);
+      if (
+        this.placeReader(
+          rows,
+          n,
+          values,
+          this.names.map((_, c) => c * n),
+        ) < 0
+      ) {
+        const children = this.names.map(
+          (_, c) =>
+            new A.Data(this.types[c]!, 0, n, 0, [undefined, values.subarray(c * n, (c + 1) * n), undefined]),
+        );
         const { schema, struct } = this.schema;
         const data = new A.Data(struct, 0, n, 0, [undefined, undefined, undefined], children);
         return { batch: new A.RecordBatch(schema, data as any), kept: null };

@@ -1,5 +1,6 @@
 import { ErrorCode, MillraceError, type SerializedError, serializeError } from '../../errors.js';
-import { ArrowDecoder, ArrowEncoder } from '../../operators/arrow/ipc.js';
+import { ArrowEncoder } from '../../operators/arrow/ipc.js';
+import { ArrowDecoder } from '../../operators/arrow/ipc-decoder.js';
 import { FrameKind } from '../channel/frame-kind.js';
 import type { RingConsumer, RingProducer } from '../channel/spsc-ring.js';
 import { copyFrame, errorFrame, writeChunks } from './udf-frames.js';
