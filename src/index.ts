@@ -15,6 +15,8 @@ export {
   lit,
   type ScalarUdf,
   udf,
+  type WindowTimeExpr,
+  windowTime,
 } from './api/expressions.js';
 export { defineJob, JobContext, type JobModule, type JobParams } from './api/job.js';
 export {

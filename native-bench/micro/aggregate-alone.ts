@@ -47,6 +47,7 @@ export function countPerCardAndSecond(o: CountPerCardAndSecond): AggregateOperat
       throw e;
     },
     watermark: o.watermark ?? (() => Number.NEGATIVE_INFINITY),
+    lateWatermark: o.watermark ?? (() => Number.NEGATIVE_INFINITY),
     advanceWatermark: () => {},
     lateRow: () => {},
     processingTime: () => 0,

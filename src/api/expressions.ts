@@ -7,4 +7,11 @@ export {
   type ArrowUdfOptions,
   arrowUdf,
 } from '../plan/arrow-udf.js';
-export { type ColumnExpr, lit, type ScalarUdf, udf } from '../plan/expressions.js';
+export {
+  type ColumnExpr,
+  lit,
+  type ScalarUdf,
+  udf,
+  type WindowTimeExpr,
+  windowTime,
+} from '../plan/expressions.js';

@@ -31,6 +31,8 @@ export interface RecoveryPoint {
   readonly watermarks: readonly number[];
   /** The watermark the next micro-batch uses. */
   readonly nextBatchWatermarkMs: number;
+  /** The watermark the committed micro-batch ran with: the next one judges late rows by it. */
+  readonly lateWatermarkMs: number;
   /** Micro-batch mode: a batch planned (offsets written) but not committed, to run again as it was. */
   readonly redo: { readonly epoch: number; readonly ends: readonly (readonly number[])[] } | null;
   /** Each generated source's schedule origin, from the first run (null for memory sources). */
@@ -187,6 +189,7 @@ export class CheckpointManager {
     let startOffsets: number[][] = none;
     let watermarks: number[] = plan.watermarks.map(() => Number.NEGATIVE_INFINITY);
     let nextBatchWatermarkMs = 0;
+    let lateWatermarkMs = Number.NEGATIVE_INFINITY;
     let committedEntry: ResumedOffsets | undefined;
     if (committed >= 0) {
       const entry = await this.logs.readOffsets(committed);
@@ -202,6 +205,7 @@ export class CheckpointManager {
       const commit = await this.logs.readCommit(committed);
       watermarks = plan.watermarks.map((_, i) => commit?.watermarks?.[i] ?? Number.NEGATIVE_INFINITY);
       nextBatchWatermarkMs = commit?.nextBatchWatermarkMs ?? 0;
+      lateWatermarkMs = entry.metadata.batchWatermarkMs;
     }
     let redo: RecoveryPoint['redo'] = null;
     const read: ResumedOffsets[] = committedEntry === undefined ? [] : [committedEntry];
@@ -237,6 +241,7 @@ export class CheckpointManager {
       startOffsets,
       watermarks,
       nextBatchWatermarkMs,
+      lateWatermarkMs,
       redo,
       scheduleStarts,
       stateIds: this.stateIds,

@@ -1,6 +1,11 @@
 import { ErrorCode, MillraceError } from '../errors.js';
 import type { Aggregator } from '../plan/aggregates.js';
-import { type AnalyzedPlan, eventTimeWatermarks, type PlannedOperator } from '../plan/analyze.js';
+import {
+  type AnalyzedPlan,
+  aggregationTimeKey,
+  eventTimeWatermarks,
+  type PlannedOperator,
+} from '../plan/analyze.js';
 import type { OutputMode } from '../plan/output-mode.js';
 import { isMicroBatch } from '../plan/trigger.js';
 import { type AnyWindow, type SessionWindow, windowStarts } from '../plan/window.js';
@@ -30,9 +35,11 @@ const EVICT_PER_ROW = 8;
 
 /**
  * `groupBy(...).agg({...})`. Each row updates its group: one per time window it falls in, or the
- * session it opens, extends or bridges. With a watermark on the window's column (and not in
- * complete mode), rows at or below the watermark in force are late (dropped and counted, or sent
- * to the late rows) and windows behind it are evicted.
+ * session it opens, extends or bridges. With a watermark on the window's column, or on a grouping
+ * column itself (and not in complete mode), a row is late where it could only change a group the
+ * watermark closed — every window of it ends at or below the watermark (Spark's predicate), its
+ * session would, or its time is at or below it — and is dropped and counted, or sent to the late
+ * rows; groups behind the watermark are evicted.
  *
  * Real-time mode: in update mode the changed result row is emitted at once; in append mode a
  * window's row is emitted once, when the watermark passes its end.
@@ -58,7 +65,14 @@ export class AggregateOperator implements StatefulOperator {
   private readonly aggregators: Aggregator[];
   private readonly columns: (string | undefined)[];
   private readonly mode: OutputMode;
-  /** A watermark on the window's column: late rows are dropped, closed windows evicted. */
+  /**
+   * The grouping column that is the event time itself (a watermarked column grouped without a
+   * window), or null.
+   */
+  private readonly timeKey: string | null;
+  /** Groups have an end (a time window, a session, or a time key's value): they are indexed by it. */
+  private readonly timed: boolean;
+  /** A watermark on the window's column (or the time key): late rows are dropped, closed groups evicted. */
   private readonly watermarked: boolean;
   /** Open windows by end (the groups store's). */
   private readonly ends = new TimeIndex();
@@ -99,14 +113,16 @@ export class AggregateOperator implements StatefulOperator {
       node.aggregates.map((a) => a.name),
       this.aggregators,
     );
+    this.timeKey = node.window === undefined ? aggregationTimeKey(plan, op) : null;
+    this.timed = node.window !== undefined || this.timeKey !== null;
     // Complete mode keeps every group: the watermark neither drops rows nor evicts state there.
     this.watermarked =
       this.mode !== 'complete' &&
-      node.window !== undefined &&
-      eventTimeWatermarks(plan, op, node.window.column).length > 0;
+      (this.timeKey !== null ||
+        (node.window !== undefined && eventTimeWatermarks(plan, op, node.window.column).length > 0));
     this.changed = isMicroBatch(plan.definition.trigger) ? new Set() : null;
     this.scratch = new Array(this.aggregators.length);
-    if (node.keys.length === 1 && node.window?.kind !== 'session') {
+    if (node.keys.length === 1 && node.window?.kind !== 'session' && this.timeKey === null) {
       this.table = new GroupTable(
         this.aggregators.length,
         stateSerializers(this.aggregators),
@@ -135,38 +151,78 @@ export class AggregateOperator implements StatefulOperator {
     const r = row as Record<string, unknown>;
     const w = this.window;
     if (w === undefined) {
-      this.update(r, 0, 0);
+      if (this.timeKey === null) this.update(r, 0, 0);
+      else this.pushTimed(r, this.timeKey);
       return;
     }
     const raw = r?.[w.column];
     if (raw == null) return; // Spark: a row without event time belongs to no window.
     const t = toEventTime(raw);
     if (Number.isNaN(t)) {
-      this.ctx.badRecord(
-        this.op,
-        row,
-        new MillraceError(
-          ErrorCode.INVALID_ROW,
-          `window column '${w.column}' holds ${JSON.stringify(raw)}: expected ms since the epoch or a Date`,
-        ),
-      );
+      this.invalidTime(row, w.column, raw);
       return;
     }
-    if (this.watermarked && t <= this.ctx.watermark()) {
-      this.dropped++;
-      this.ctx.lateRow(this.op, row);
-      return;
-    }
+    // Spark's predicate: a row is late for a window the watermark has closed (its end at or
+    // below it), so an old row still counts in a window that is open.
+    const late = this.watermarked ? this.ctx.lateWatermark() : Number.NEGATIVE_INFINITY;
     if (w.kind === 'session') {
-      this.session(r, t, w);
+      if (t + w.gapMs <= late) this.late(row);
+      else this.session(r, t, w);
       return;
     }
     const starts = this.starts;
     const n = windowStarts(w, t, starts);
+    // Latest window first: once one is closed, so are the rest.
+    if (starts[0]! + w.sizeMs <= late) {
+      this.late(row);
+      return;
+    }
     for (let i = 0; i < n; i++) {
       const start = starts[i]!;
-      this.update(r, start, start + w.sizeMs);
+      const end = start + w.sizeMs;
+      if (end <= late) break;
+      this.update(r, start, end);
     }
+  }
+
+  /**
+   * Grouped by the watermarked column itself (no window): a group is final once the watermark
+   * reaches its time, so it is indexed under that time as a window is under its end.
+   */
+  private pushTimed(r: Record<string, unknown>, column: string): void {
+    const raw = r?.[column];
+    if (raw == null) {
+      // Spark: a group whose time is null is never late and never final.
+      this.update(r, 0, Number.POSITIVE_INFINITY);
+      return;
+    }
+    const t = toEventTime(raw);
+    if (Number.isNaN(t)) {
+      this.invalidTime(r, column, raw);
+      return;
+    }
+    if (this.watermarked && t <= this.ctx.lateWatermark()) {
+      this.late(r);
+      return;
+    }
+    this.update(r, 0, t);
+  }
+
+  private late(row: unknown): void {
+    this.dropped++;
+    this.ctx.lateRow(this.op, row);
+  }
+
+  private invalidTime(row: unknown, column: string, raw: unknown): void {
+    this.ctx.badRecord(
+      this.op,
+      row,
+      new MillraceError(
+        ErrorCode.INVALID_ROW,
+        `${this.window === undefined ? 'event time' : 'window'} column '${column}' holds ${JSON.stringify(raw)}: ` +
+          'expected ms since the epoch, a Date or a window',
+      ),
+    );
   }
 
   /** Folds a row into the group of (key, window start), creating it if new. */
@@ -188,7 +244,7 @@ export class AggregateOperator implements StatefulOperator {
     const isNew = g === undefined;
     if (g === undefined) g = this.newGroup(row, start, end);
     if (!this.fold(g.states, row)) return;
-    if (isNew && this.window !== undefined) this.ends.add(end, key);
+    if (isNew && this.timed && end !== Number.POSITIVE_INFINITY) this.ends.add(end, key);
     store.put(key, g);
     this.changedGroup(key, g);
   }
@@ -388,7 +444,7 @@ export class AggregateOperator implements StatefulOperator {
       return;
     }
     const store = this.groups!;
-    if (this.mode !== 'append' && this.window?.kind === 'window') {
+    if (this.mode !== 'append' && this.window?.kind !== 'session') {
       this.ends.takeUpTo(watermark, this.evict);
       if (watermark > this.evictedUpTo) this.evictedUpTo = watermark;
       return;
@@ -416,15 +472,16 @@ export class AggregateOperator implements StatefulOperator {
     }
     const store = this.groups!;
     // A lazy restore hears each group as its key group loads (restoredGroup).
-    if (store.restoring || this.window === undefined) return;
+    if (store.restoring || !this.timed) return;
     const size = store.size;
     const ends = new Array<number>(size);
     const keys = new Array<string>(size);
     let i = 0;
     for (const [key, g] of store.entries()) {
+      if (g.end === Number.POSITIVE_INFINITY) continue;
       ends[i] = g.end;
       keys[i++] = key;
-      if (this.window.kind === 'session') {
+      if (this.window?.kind === 'session') {
         const groupKey = groupStoreKey(g.keys, 0);
         const open = this.sessions.get(groupKey);
         if (open === undefined) this.sessions.set(groupKey, [g]);
@@ -432,15 +489,17 @@ export class AggregateOperator implements StatefulOperator {
       }
     }
     for (const open of this.sessions.values()) open.sort((a, b) => a.start - b.start);
+    ends.length = i;
+    keys.length = i;
     this.ends.addAll(ends, keys);
   }
 
   /** A group a lazy restore loaded (see {@link restoresLazily}): kept under its end, or dropped if evicted. */
   private restoredGroup(key: string, g: Group): boolean {
-    if (this.window !== undefined) {
+    if (this.timed) {
       // Only update mode evicts by the removal queue, and so advances evictedUpTo.
       if (g.end <= this.evictedUpTo) return false;
-      this.ends.add(g.end, key);
+      if (g.end !== Number.POSITIVE_INFINITY) this.ends.add(g.end, key);
     }
     return true;
   }

@@ -29,6 +29,11 @@ export interface OperatorContext {
   badRecord(op: OperatorRef, row: unknown, error: unknown, userCode?: boolean): void;
   /** The event-time watermark in force at this task's stateful operator (−Infinity before any). */
   watermark(): number;
+  /**
+   * The watermark rows are judged late by at this task's stateful operator: the one in force in
+   * real-time mode, the previous batch's in micro-batch mode (Spark's rule for chains).
+   */
+  lateWatermark(): number;
   /** A watermark operator saw its input's watermark (max event time − delay) reach `value`. */
   advanceWatermark(input: number, value: number): void;
   /** A row reached a stateful operator at or below the watermark: counted by the operator, sent

@@ -1,5 +1,6 @@
 import {
   type AnalyzedPlan,
+  eventTimeWatermarks,
   type PlannedOperator,
   type WatermarkInput,
   watermarkColumnReaches,
@@ -44,13 +45,23 @@ export class DedupOperator implements StatefulOperator {
     const above: WatermarkInput[] = plan.watermarksAbove[op.id]!.map((i) => plan.watermarks[i]!);
     // The whole row as the key holds every column, so a watermarked one that reaches this far
     // bounds it, as Spark's dropDuplicates() does.
+    // With key columns, the first that holds a watermarked event time (a copy of one, or the
+    // windowTime of an aggregation's window, counts).
+    const timeKey = keys.find((k) => eventTimeWatermarks(plan, op, k).length > 0);
     const bound = withinWatermark
       ? above[0]
       : keys.length === 0
         ? above.find((w) => watermarkColumnReaches(plan, op, w))
-        : above.find((w) => keys.includes(w.column));
+        : timeKey === undefined
+          ? undefined
+          : eventTimeWatermarks(plan, op, timeKey)[0];
     this.eventTime =
-      bound === undefined ? null : { column: bound.column, keepMs: withinWatermark ? bound.delayMs : 0 };
+      bound === undefined
+        ? null
+        : {
+            column: withinWatermark ? bound.column : (timeKey ?? bound.column),
+            keepMs: withinWatermark ? bound.delayMs : 0,
+          };
   }
 
   push(row: unknown): void {
@@ -59,7 +70,7 @@ export class DedupOperator implements StatefulOperator {
     if (et !== null) {
       const t = rowTime(row, et.column, this.op, this.ctx, 'event time');
       if (Number.isNaN(t)) return;
-      if (t <= this.ctx.watermark()) {
+      if (t <= this.ctx.lateWatermark()) {
         this.dropped++;
         this.ctx.lateRow(this.op, row);
         return;

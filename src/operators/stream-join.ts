@@ -100,8 +100,7 @@ export class StreamJoinOperator implements TwoInputOperator {
     const column = this.columns[side];
     const t = rowTime(row, column, this.op, this.ctx, 'join time');
     if (Number.isNaN(t)) return;
-    const watermark = this.ctx.watermark();
-    if (t <= watermark) {
+    if (t <= this.ctx.lateWatermark()) {
       this.dropped++;
       this.ctx.lateRow(this.op, row);
       return;
@@ -113,7 +112,7 @@ export class StreamJoinOperator implements TwoInputOperator {
       this.match(entry);
     }
     const evictAt = side === LEFT ? t + this.upper : t - this.lower;
-    if (key === null || evictAt <= watermark) {
+    if (key === null || evictAt <= this.ctx.watermark()) {
       this.retire(entry);
       return;
     }

@@ -155,7 +155,7 @@ export class TransformWithStateOperator implements StatefulOperator {
   private isLate(row: unknown, column: string): boolean {
     const t = rowTime(row, column, this.op, this.ctx, 'event time');
     if (Number.isNaN(t)) return true;
-    if (t > this.ctx.watermark()) return false;
+    if (t > this.ctx.lateWatermark()) return false;
     this.dropped++;
     this.ctx.lateRow(this.op, row);
     return true;

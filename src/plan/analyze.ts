@@ -1,5 +1,6 @@
 import type { SourceSpec } from '../connectors/spec.js';
 import { ErrorCode, MillraceError } from '../errors.js';
+import { isWindowTime } from './expressions.js';
 import type { QueryDefinition } from './job.js';
 import {
   type LogicalNode,
@@ -46,6 +47,11 @@ export interface AnalyzedPlan {
   readonly watermarks: readonly WatermarkInput[];
   /** For each operator, the watermark inputs upstream of it (indices into `watermarks`). */
   readonly watermarksAbove: readonly (readonly number[])[];
+  /**
+   * For each operator, the columns of its output rows that hold an event time some watermark
+   * bounds, with those watermark inputs (see {@link timeColumnsOf}).
+   */
+  readonly timeColumns: readonly ReadonlyMap<string, readonly number[]>[];
   readonly definition: QueryDefinition;
 }
 
@@ -97,12 +103,15 @@ export function analyze(definition: QueryDefinition): AnalyzedPlan {
     }
     watermarksAbove.push([...above].sort((a, b) => a - b));
   }
+  const timeColumns: ReadonlyMap<string, readonly number[]>[] = [];
+  for (const op of operators) timeColumns.push(timeColumnsOf(op, timeColumns, watermarks));
   const plan: AnalyzedPlan = Object.freeze({
     operators: Object.freeze(operators),
     rootId,
     sources: Object.freeze(sources),
     watermarks: Object.freeze(watermarks),
     watermarksAbove: Object.freeze(watermarksAbove.map((w) => Object.freeze(w))),
+    timeColumns: Object.freeze(timeColumns),
     definition,
   });
   checkSourceNames(plan);
@@ -116,11 +125,78 @@ export function analyze(definition: QueryDefinition): AnalyzedPlan {
 }
 
 /**
+ * The event-time columns of an operator's output: `withWatermark` adds its column; a column copied
+ * from one (`withColumn('t', 'ts')`, a `select` of it) or `windowTime` of one is one too. Rows
+ * have no schema, so what an operator that makes new rows (`map`, a `select` of functions) keeps
+ * cannot be known: the columns pass through it. A stateful operator makes its own rows: an
+ * aggregation's are its grouping columns and its window (a window over an event-time column is
+ * one itself, its time `end − 1`), `transformWithState`'s have none; deduplication and joins pass
+ * their input rows on, columns and all.
+ */
+function timeColumnsOf(
+  op: PlannedOperator,
+  below: readonly ReadonlyMap<string, readonly number[]>[],
+  watermarks: readonly WatermarkInput[],
+): ReadonlyMap<string, readonly number[]> {
+  const node = op.node;
+  const merged = new Map<string, readonly number[]>();
+  for (const i of op.inputs) {
+    for (const [column, ws] of below[i]!) merged.set(column, union(merged.get(column), ws));
+  }
+  const alias = (name: string, expr: unknown) => {
+    const from = typeof expr === 'string' ? expr : isWindowTime(expr) ? expr.column : null;
+    const ws = from === null ? undefined : merged.get(from);
+    if (ws !== undefined) merged.set(name, union(merged.get(name), ws));
+  };
+  switch (node.kind) {
+    case 'watermark': {
+      const w = watermarks.find((x) => x.operatorId === op.id)!;
+      merged.set(node.column, union(merged.get(node.column), [w.index]));
+      return merged;
+    }
+    case 'withColumn':
+      alias(node.column, node.expr);
+      return merged;
+    case 'select':
+      for (const c of node.columns) alias(c.name, c.expr);
+      return merged;
+    case 'aggregate': {
+      const out = new Map<string, readonly number[]>();
+      for (const k of node.keys) {
+        const ws = merged.get(k);
+        if (ws !== undefined) out.set(k, ws);
+      }
+      const ws = node.window === undefined ? undefined : merged.get(node.window.column);
+      if (ws !== undefined) out.set('window', ws);
+      return out;
+    }
+    case 'transformWithState':
+      return new Map();
+    default:
+      return merged;
+  }
+}
+
+function union(a: readonly number[] | undefined, b: readonly number[]): readonly number[] {
+  if (a === undefined) return b;
+  return [...new Set([...a, ...b])].sort((x, y) => x - y);
+}
+
+/**
  * Real-time mode never ends a batch, so an operator that holds a partition's rows until one ends
  * (`mapPartitions`) would hold them forever: refused, as Spark's real-time mode refuses it.
  */
 function checkRealTimeOperators(plan: AnalyzedPlan): void {
   if (isMicroBatch(plan.definition.trigger)) return;
+  for (const union of plan.operators.filter((u) => u.node.kind === 'union')) {
+    const before = statefulOperators(plan).find((s) => reachesFrom(plan, s.id, union.id));
+    if (before === undefined) continue;
+    throw new MillraceError(
+      ErrorCode.REAL_TIME_MODE_UNSUPPORTED_OPERATOR,
+      `${describeOperator(before)} comes before ${describeOperator(union)}: real-time mode runs no ` +
+        'stateful operator before a union; union the streams first, or use a micro-batch trigger',
+    );
+  }
   const op = plan.operators.find((o) => o.node.kind === 'mapPartitions');
   if (op === undefined) return;
   throw new MillraceError(
@@ -131,18 +207,64 @@ function checkRealTimeOperators(plan: AnalyzedPlan): void {
   );
 }
 
+/** Whether the rows of operator `from` reach operator `to`. */
+function reachesFrom(plan: AnalyzedPlan, from: number, to: number): boolean {
+  if (from === to) return true;
+  return plan.operators[to]!.inputs.some((i) => reachesFrom(plan, from, i));
+}
+
 /** The stateful operators of a plan, in post-order. */
 export function statefulOperators(plan: AnalyzedPlan): PlannedOperator[] {
   return plan.operators.filter((op) => STATEFUL_KINDS.includes(op.node.kind));
 }
 
-/** The watermark inputs above an operator that watermark the column it keeps time by, if any. */
+/**
+ * The watermark inputs that bound `column` of the rows reaching operator `op` (its inputs' time
+ * columns, see {@link timeColumnsOf}): empty when the column holds no watermarked event time.
+ */
 export function eventTimeWatermarks(
   plan: AnalyzedPlan,
   op: { id: number },
   column: string,
 ): WatermarkInput[] {
-  return plan.watermarksAbove[op.id]!.map((i) => plan.watermarks[i]!).filter((w) => w.column === column);
+  const found = new Set<number>();
+  for (const i of plan.operators[op.id]!.inputs)
+    for (const w of plan.timeColumns[i]!.get(column) ?? []) found.add(w);
+  return [...found].sort((a, b) => a - b).map((i) => plan.watermarks[i]!);
+}
+
+/** The watermark inputs that bound `column` of operator `id`'s output rows. */
+export function outputTimeWatermarks(plan: AnalyzedPlan, id: number, column: string): WatermarkInput[] {
+  return (plan.timeColumns[id]!.get(column) ?? []).map((i) => plan.watermarks[i]!);
+}
+
+/**
+ * An aggregation without a window grouped by an event-time column itself: its groups are final
+ * once the watermark passes that time (Spark: a grouping column with a watermark). The first such
+ * grouping column, or null.
+ */
+export function aggregationTimeKey(plan: AnalyzedPlan, op: PlannedOperator<'aggregate'>): string | null {
+  if (op.node.window !== undefined) return null;
+  return op.node.keys.find((k) => eventTimeWatermarks(plan, op, k).length > 0) ?? null;
+}
+
+/** For each stateful operator, the stateful operators its rows go on to (nearest first). */
+export function statefulDownstream(plan: AnalyzedPlan): Map<number, PlannedOperator[]> {
+  const above = plan.operators.map(() => new Set<number>());
+  for (const op of plan.operators) {
+    for (const i of op.inputs) {
+      above[op.id]!.add(i);
+      for (const j of above[i]!) above[op.id]!.add(j);
+    }
+  }
+  const stateful = statefulOperators(plan);
+  const out = new Map<number, PlannedOperator[]>();
+  for (const s of stateful)
+    out.set(
+      s.id,
+      stateful.filter((t) => above[t.id]!.has(s.id)),
+    );
+  return out;
 }
 
 /**
@@ -249,11 +371,15 @@ function checkStatefulOperators(plan: AnalyzedPlan): void {
   }
   for (const op of stateful)
     if (op.node.kind === 'streamJoin') checkStreamJoin(plan, op as PlannedOperator<'streamJoin'>);
-  if (stateful.length > 1) {
+  for (const [id, next] of statefulDownstream(plan)) {
+    const op = plan.operators[id]!;
+    if (next.length === 0 || op.node.kind !== 'streamJoin') continue;
     throw new MillraceError(
       ErrorCode.UNSUPPORTED_OPERATION,
-      `this query chains stateful operators (${stateful.map(describeOperator).join(', ')}): ` +
-        'one stateful operator per query is supported; split it into two queries',
+      `${describeOperator(op)} is followed by ${describeOperator(next[0]!)}: a stream–stream join holds rows ` +
+        'back by its time range and emits outer rows after the watermark passed them, so rows it emits ' +
+        'could be late for the next stateful operator (Spark refuses this chain too); run the join in a ' +
+        'query of its own and read its output in a second one',
     );
   }
 }
@@ -269,7 +395,7 @@ function checkStreamJoin(plan: AnalyzedPlan, op: PlannedOperator<'streamJoin'>):
     ['right', op.inputs[1]!, rightColumn],
   ];
   for (const [side, input, column] of sides) {
-    if (eventTimeWatermarks(plan, { id: input }, column).length > 0) continue;
+    if (outputTimeWatermarks(plan, input, column).length > 0) continue;
     throw new MillraceError(
       ErrorCode.STREAM_JOIN_UNBOUNDED_STATE,
       `${describeOperator(op)}: the ${side} input has no watermark on '${column}', the column its ` +
@@ -341,40 +467,72 @@ type ModeSupport = Partial<Record<OutputMode, string>>;
 
 /**
  * Output modes a query shape supports (docs/semantics.md, "Output modes"), with the reason for each mode it
- * does not. Complete mode needs micro-batch execution: real-time execution has no batches to output
- * the whole result table at.
+ * does not, and the operator that refuses it. The stateful operators nearest the sink decide by
+ * their kind; one that another stateful operator follows must hand it final rows: an aggregation
+ * there needs append mode. Complete mode needs micro-batch execution: real-time execution has no
+ * batches to output the whole result table at.
  */
 export function outputModeSupport(plan: AnalyzedPlan): { operator: PlannedOperator; refused: ModeSupport } {
-  const [stateful] = statefulOperators(plan);
-  if (stateful === undefined) {
+  const downstream = statefulDownstream(plan);
+  if (downstream.size === 0) {
     return {
       operator: plan.operators[plan.rootId]!,
       refused: { complete: 'a query without an aggregation has no result table to output completely' },
     };
   }
+  const refused: ModeSupport = {};
+  const refusedBy: Partial<Record<OutputMode, PlannedOperator>> = {};
+  let first: PlannedOperator | undefined;
+  for (const [id, next] of downstream) {
+    const op = plan.operators[id]!;
+    first ??= op;
+    const own = next.length === 0 ? lastOperatorModes(plan, op) : followedOperatorModes(op, next[0]!);
+    for (const mode of ['append', 'update', 'complete'] as const) {
+      if (own[mode] === undefined || refused[mode] !== undefined) continue;
+      refused[mode] = own[mode];
+      refusedBy[mode] = op;
+    }
+  }
+  const mode = plan.definition.outputMode;
+  return { operator: refusedBy[mode] ?? first!, refused };
+}
+
+/** What a stateful operator that another one follows allows: it must hand on final rows. */
+function followedOperatorModes(op: PlannedOperator, next: PlannedOperator): ModeSupport {
+  if (op.node.kind === 'aggregate') {
+    const why =
+      `its rows go on to ${describeOperator(next)}, which must get each group once, final, as append mode ` +
+      'emits it when the watermark closes it (Spark allows several aggregations in append mode only)';
+    return { update: why, complete: why };
+  }
+  if (op.node.kind === 'transformWithState')
+    return declaredModes(op as PlannedOperator<'transformWithState'>);
+  return {};
+}
+
+/** transformWithState emits by the output mode its processor declares: the query's must match. */
+function declaredModes(op: PlannedOperator<'transformWithState'>): ModeSupport {
+  const declared = op.node.outputMode;
+  const other = declared === 'append' ? 'update' : 'append';
+  return {
+    complete: 'transformWithState has no result table to output completely',
+    [other]: `its processor declares outputMode '${declared}' and the query's must be the same`,
+  };
+}
+
+/** What the stateful operator nearest the sink allows, by its kind. */
+function lastOperatorModes(plan: AnalyzedPlan, stateful: PlannedOperator): ModeSupport {
   if (stateful.node.kind === 'streamJoin') {
     const why =
       'a stream–stream join emits each joined row once and never changes it, and an outer row once ' +
       'the watermark rules out a match';
-    return { operator: stateful, refused: { update: why, complete: why } };
+    return { update: why, complete: why };
   }
   if (stateful.node.kind === 'dedup') {
-    return {
-      operator: stateful,
-      refused: { complete: 'deduplication has no result table to output completely; use append or update' },
-    };
+    return { complete: 'deduplication has no result table to output completely; use append or update' };
   }
-  if (stateful.node.kind === 'transformWithState') {
-    const declared = stateful.node.outputMode;
-    const other = declared === 'append' ? 'update' : 'append';
-    return {
-      operator: stateful,
-      refused: {
-        complete: 'transformWithState has no result table to output completely',
-        [other]: `its processor declares outputMode '${declared}' and the query's must be the same`,
-      },
-    };
-  }
+  if (stateful.node.kind === 'transformWithState')
+    return declaredModes(stateful as PlannedOperator<'transformWithState'>);
   const refused: ModeSupport = isMicroBatch(plan.definition.trigger)
     ? {}
     : {
@@ -390,14 +548,19 @@ export function outputModeSupport(plan: AnalyzedPlan): { operator: PlannedOperat
   }
   if (node.kind === 'aggregate') {
     const column = node.window?.column;
-    if (column === undefined || eventTimeWatermarks(plan, stateful, column).length === 0) {
+    const timed =
+      column === undefined
+        ? aggregationTimeKey(plan, stateful as PlannedOperator<'aggregate'>) !== null
+        : eventTimeWatermarks(plan, stateful, column).length > 0;
+    if (!timed) {
       refused.append =
         column === undefined
-          ? 'append mode emits a group once it can no longer change, which needs a time window with a watermark on its column'
+          ? 'append mode emits a group once it can no longer change, which needs a time window, or a ' +
+            'grouping column, with a watermark on its event time'
           : `append mode emits a window once the watermark passes its end: add withWatermark('${column}', delay) before groupBy`;
     }
   }
-  return { operator: stateful, refused };
+  return refused;
 }
 
 export function supportedOutputModes(plan: AnalyzedPlan): OutputMode[] {
@@ -414,7 +577,7 @@ function checkOutputMode(plan: AnalyzedPlan): void {
     throw new MillraceError(
       ErrorCode.OUTPUT_MODE_NOT_SUPPORTED,
       `output mode '${mode}' is not supported for ${describeOperator(operator)}: ${why}; ` +
-        `modes that work here: ${allowed.join(', ')}`,
+        (allowed.length === 0 ? 'no output mode works here' : `modes that work here: ${allowed.join(', ')}`),
     );
   }
 }

@@ -8,9 +8,16 @@ import type { ArrowUdfCall } from './arrow-udf.js';
  * - `lit(value)` is a constant;
  * - a scalar UDF applied to expressions (`riskScore('amount', 'country')`);
  * - an Arrow UDF (`arrowUdf(fn, { input, returns })`), batched on the UDF threads: only as a whole
- *   column of `withColumn` or `select`, never inside another expression.
+ *   column of `withColumn` or `select`, never inside another expression;
+ * - `windowTime(column)`: the event time of a window column (its end − 1 ms).
  */
-export type ColumnExpr<T = any> = string | ((row: T) => unknown) | Literal | UdfCall | ArrowUdfCall;
+export type ColumnExpr<T = any> =
+  | string
+  | ((row: T) => unknown)
+  | Literal
+  | UdfCall
+  | ArrowUdfCall
+  | WindowTimeExpr;
 
 export interface Literal {
   readonly kind: 'lit';
@@ -28,6 +35,38 @@ export interface ScalarUdf<A extends unknown[] = any[], R = unknown> {
   (...args: ColumnExpr[]): UdfCall;
   readonly udfName: string;
   readonly fn: (...args: A) => R;
+}
+
+/** `windowTime(column)`: the event time of the window in `column`. */
+export interface WindowTimeExpr {
+  readonly kind: 'windowTime';
+  readonly column: string;
+}
+
+/**
+ * The event time of a window row, `window.end − 1` ms (Spark's `window_time`): the last instant
+ * the window covers. It keeps the watermark of the window's own event time, so a windowed
+ * aggregation's output can be windowed again, or deduplicated, without a second `withWatermark`.
+ * Usable wherever a column expression goes, and as the column of `window(...)`.
+ *
+ * @example
+ * perMinute.groupBy(window(windowTime('window'), '10 minutes'), 'cardId').agg({ n: agg.sum('n') })
+ */
+export function windowTime(column: string): WindowTimeExpr {
+  if (typeof column !== 'string' || column === '')
+    throw invalidArgument('windowTime(column): name the column that holds a window');
+  return Object.freeze({ kind: 'windowTime', column });
+}
+
+/** The event time of a window value, or null when `w` is not a window. */
+export function windowEventTime(w: unknown): number | null {
+  if (typeof w !== 'object' || w === null) return null;
+  const end = (w as { end?: unknown }).end;
+  return typeof end === 'number' ? end - 1 : null;
+}
+
+export function isWindowTime(e: unknown): e is WindowTimeExpr {
+  return typeof e === 'object' && e !== null && (e as { kind?: unknown }).kind === 'windowTime';
 }
 
 /** A constant column. @example stream.withColumn('source', lit('web')) */
@@ -70,7 +109,7 @@ export function checkExpr(e: unknown, where: string): asserts e is ColumnExpr {
 
 /** Whether `kind` tags an expression object (the rest are plain objects of another meaning). */
 export function isExprKind(kind: unknown): boolean {
-  return kind === 'lit' || kind === 'udf' || kind === 'arrowUdf';
+  return kind === 'lit' || kind === 'udf' || kind === 'arrowUdf' || kind === 'windowTime';
 }
 
 export function isArrowUdf(e: unknown): e is ArrowUdfCall {
@@ -86,6 +125,10 @@ export function compileExpr(e: ColumnExpr): (row: any) => unknown {
     return () => v;
   }
   if (e.kind === 'arrowUdf') throw new Error(`internal: Arrow UDF '${e.name}' runs batched, not per row`);
+  if (e.kind === 'windowTime') {
+    const column = e.column;
+    return (row) => (row == null ? null : windowEventTime(row[column]));
+  }
   const fn = e.udf.fn;
   const args = e.args.map(compileExpr);
   switch (args.length) {
@@ -111,6 +154,7 @@ export function describeExpr(e: ColumnExpr): string {
   if (typeof e === 'function') return e.name ? `${e.name}(row)` : '<function>';
   if (e.kind === 'lit') return JSON.stringify(e.value) ?? String(e.value);
   if (e.kind === 'arrowUdf') return `arrowUdf ${e.name}(${e.input.join(', ')})`;
+  if (e.kind === 'windowTime') return `windowTime(${e.column})`;
   return `${e.udf.udfName}(${e.args.map(describeExpr).join(', ')})`;
 }
 

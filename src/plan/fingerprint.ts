@@ -95,5 +95,6 @@ function exprCode(e: ColumnExpr): string {
   if (typeof e !== 'object') return String(e);
   if (e.kind === 'lit') return JSON.stringify(e.value) ?? String(e.value);
   if (e.kind === 'arrowUdf') return JSON.stringify(exprShape(e)) + String(e.fn);
+  if (e.kind === 'windowTime') return `windowTime(${e.column})`;
   return String(e.udf.fn) + e.args.map(exprCode).join(',');
 }

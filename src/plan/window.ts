@@ -1,5 +1,17 @@
 import { invalidArgument } from '../errors.js';
 import { type Duration, parseDuration } from '../util/duration.js';
+import { isWindowTime, type WindowTimeExpr } from './expressions.js';
+
+/**
+ * The column a window reads its event time from: a column name, or `windowTime(column)` for the
+ * window of an earlier aggregation (a window value stands for its `end − 1` either way).
+ */
+function timeColumn(column: string | WindowTimeExpr, call: string): string {
+  if (isWindowTime(column)) return column.column;
+  if (typeof column !== 'string' || column === '')
+    throw invalidArgument(`${call}: name the event-time column, or windowTime(column) of a window column`);
+  return column;
+}
 
 /**
  * A time window over an event-time column: tumbling (`slide` = `size`) or sliding. Windows are
@@ -27,13 +39,12 @@ export interface WindowBounds {
  * @example stream.groupBy(window('ts', '1 hour'), 'storeId').agg({ total: agg.sum('amount') })
  */
 export function window(
-  column: string,
+  timeOf: string | WindowTimeExpr,
   size: Duration,
   slide?: Duration,
   startOffset: Duration = 0,
 ): TimeWindow {
-  if (typeof column !== 'string' || column === '')
-    throw invalidArgument('window(column, size): name the event-time column');
+  const column = timeColumn(timeOf, 'window(column, size)');
   const sizeMs = parseDuration(size, 'window size');
   const slideMs = slide === undefined ? sizeMs : parseDuration(slide, 'window slide');
   const startOffsetMs = parseDuration(startOffset, 'window start offset');
@@ -66,9 +77,8 @@ export interface SessionWindow {
  *
  * @example stream.withWatermark('ts', '10 minutes').groupBy(sessionWindow('ts', '5 minutes'), 'userId').count()
  */
-export function sessionWindow(column: string, gap: Duration): SessionWindow {
-  if (typeof column !== 'string' || column === '')
-    throw invalidArgument('sessionWindow(column, gap): name the event-time column');
+export function sessionWindow(timeOf: string | WindowTimeExpr, gap: Duration): SessionWindow {
+  const column = timeColumn(timeOf, 'sessionWindow(column, gap)');
   const gapMs = parseDuration(gap, 'session gap');
   if (gapMs <= 0) throw invalidArgument('sessionWindow: the gap must be positive');
   return Object.freeze({ kind: 'session', column, gapMs });

@@ -105,6 +105,11 @@ export interface HostSpec {
   readonly microBatch: boolean;
   /** Each watermark input's value to start from (a resumed run; −Infinity otherwise). */
   readonly watermarks: readonly number[];
+  /**
+   * Micro-batch mode, a resumed run: the watermark the last committed batch ran with, by which the
+   * next batch judges late rows (−Infinity otherwise).
+   */
+  readonly lateWatermark: number;
   /** Each generated source's schedule origin from an earlier run (null: the query's start). */
   readonly scheduleStarts: readonly (number | null)[];
   /** The first epoch of this run (after a resume, the one after the last committed). */

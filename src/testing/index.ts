@@ -12,4 +12,4 @@ export type {
   StreamingQuery,
 } from '../runtime/driver/streaming-query.js';
 export { ManualClock } from '../runtime/time/clock.js';
-export { type FailureMatcher, TestStream, testStream } from './test-stream.js';
+export { type DataPart, type FailureMatcher, TestStream, testStream } from './test-stream.js';

@@ -6,6 +6,13 @@ import { type StartOptions, startQuery } from '../runtime/driver/start-query.js'
 import type { StreamingQuery } from '../runtime/driver/streaming-query.js';
 import type { JobLocation } from '../runtime/job-loader.js';
 
+/** Rows for one memory source (and partition) of {@link TestStream.multiAddData}. */
+export interface DataPart<T = unknown> {
+  source: string;
+  rows: T[];
+  partition?: number;
+}
+
 /** What `expectFailure` checks on the query's error. */
 export interface FailureMatcher {
   code?: string;
@@ -13,7 +20,7 @@ export interface FailureMatcher {
 }
 
 type Action =
-  | { kind: 'addData'; source: string; rows: unknown[]; partition: number | undefined }
+  | { kind: 'addData'; parts: readonly DataPart[] }
   | { kind: 'processAllAvailable' }
   | { kind: 'checkAnswer'; sink: string; expected: unknown[] | ((rows: unknown[]) => void); ordered: boolean }
   | { kind: 'advanceClock'; ms: number }
@@ -49,7 +56,16 @@ export class TestStream {
   ) {}
 
   addData<T>(source: string, rows: T[], partition?: number): this {
-    this.actions.push({ kind: 'addData', source, rows, partition });
+    this.actions.push({ kind: 'addData', parts: [{ source, rows, partition }] });
+    return this;
+  }
+
+  /**
+   * Adds rows to several sources or partitions in one step (Spark's MultiAddData): a micro-batch
+   * takes them all or none, so rows of one part never meet a watermark another part moved.
+   */
+  multiAddData(...parts: DataPart[]): this {
+    this.actions.push({ kind: 'addData', parts });
     return this;
   }
 
@@ -156,9 +172,12 @@ export class TestStream {
       return q;
     };
     switch (action.kind) {
-      case 'addData':
-        active().source(action.source).addData(action.rows, action.partition);
+      case 'addData': {
+        // All in one go: the next micro-batch takes every part (see MicroBatchExecution.onNewData).
+        const query = active();
+        for (const p of action.parts) query.source(p.source).addData(p.rows, p.partition);
         return q;
+      }
       case 'processAllAvailable':
         await active().processAllAvailable();
         return q;

@@ -37,10 +37,11 @@ const placeIn = (root: string): Place => ({
 
 const events = (from: number, n: number): Event[] =>
   Array.from({ length: n }, (_, i) => ({ k: `k${i % 3}`, ts: (from + i) * 250, v: i }));
+/** Input file `n`: 8 events, but for the second run's 4 (see the listing in `before`). */
 const writeInput = (place: Place, n: number) =>
   writeFileSync(
     join(place.input, `in-${n}.jsonl`),
-    events(n * 8, 8)
+    events(n * 8, n === 1 ? 4 : 8)
       .map((e) => `${JSON.stringify(e)}\n`)
       .join(''),
   );
@@ -98,7 +99,8 @@ before(async () => {
     await run(work, n * 2000);
   }
   stateDir = `state/${(await readMetadata(new CheckpointLayout(work.checkpoint)))!.stateful[0]!.operatorId}`;
-  // What the cases below damage. Two runs of 4-row batches: epochs 0..4 committed, the logs of
+  // What the cases below damage. Two runs of 4-row batches (8 rows, then 4 and the generator's,
+  // each run ending with the batch without data the watermark's move makes): epochs 0..4 committed, the logs of
   // the last 3 retained, manifests of every epoch (0..2 without rows), state version 5 restored
   // from snapshot 4 and changelog 5, with snapshot 2 and changelog 3 kept for retention.
   assert.deepEqual(listing(work.checkpoint), [

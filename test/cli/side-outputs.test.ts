@@ -29,8 +29,16 @@ const READINGS = [
   reading(5, 'a', 2, 5000),
 ];
 
-/** Reading 2 comes after reading 1 moved the watermark to 50 s: it is late. */
-const LATE_READINGS = [reading(1, 'a', 1, 60_000), reading(2, 'a', 1, 1000), reading(3, 'b', 1, 65_000)];
+/**
+ * One reading a batch. Reading 3 comes after reading 1 moved the watermark to 50 s, and a batch
+ * judges late rows by the previous batch's watermark (Spark's rule): it is late.
+ */
+const LATE_READINGS = [
+  reading(1, 'a', 1, 60_000),
+  reading(2, 'a', 1, 61_000),
+  reading(3, 'a', 1, 1000),
+  reading(4, 'b', 1, 65_000),
+];
 
 /** A directory holding one JSON-lines file of `readings`, for the job's files source. */
 function input(readings: Reading[]): string {
@@ -90,10 +98,10 @@ describe('millrace run --dead-letters and --late-rows', () => {
     assert.equal(code, 0, stderr);
     const { records: late } = records(out, 'late-rows');
     assert.equal(late.length, 1);
-    assert.deepEqual(late[0]!.row, LATE_READINGS[1]);
+    assert.deepEqual(late[0]!.row, LATE_READINGS[2]);
     assert.equal(late[0]!.watermark, 50_000);
     assert.equal((late[0]!.operator as { kind: string }).kind, 'aggregate');
-    assert.deepEqual(late[0]!.sourceOffset, { source: 0, partition: 0, offset: 1 });
+    assert.deepEqual(late[0]!.sourceOffset, { source: 0, partition: 0, offset: 2 });
     assert.equal(typeof late[0]!.timestamp, 'number');
   });
 
@@ -181,10 +189,10 @@ describe('millrace run --dead-letters-kafka and --late-rows-kafka (test broker, 
     const read = await kcatConsume(broker.bootstrap, 'late-rows');
     assert.deepEqual(
       read.map((m) => JSON.parse(m.value!)),
-      [LATE_READINGS[1]],
+      [LATE_READINGS[2]],
     );
     assert.equal(headers(read[0]!.headers)['millrace.watermark'], '50000');
-    assert.equal(read[0]!.key, '0-0@1');
+    assert.equal(read[0]!.key, '0-0@2');
   });
 
   it('refuses a topic that does not exist when the query starts, with exit 2', async () => {

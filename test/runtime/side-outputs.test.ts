@@ -122,9 +122,12 @@ describe('the deadLetters and lateRows query options', () => {
 
   it('writes late rows, with their watermark, stage and time, to their directory', async () => {
     const input = tempDir();
+    // One row a batch. A batch judges rows late by the previous batch's watermark (Spark's rule),
+    // so the third row meets the 50 s the first moved it to.
     const rows = [
       { id: 1, sensor: 'a', amount: 1, ts: 60_000 },
-      { id: 2, sensor: 'a', amount: 1, ts: 1000 },
+      { id: 2, sensor: 'a', amount: 1, ts: 61_000 },
+      { id: 3, sensor: 'a', amount: 1, ts: 1000 },
     ];
     writeFileSync(join(input, 'r.jsonl'), rows.map((r) => `${JSON.stringify(r)}\n`).join(''));
     const out = tempDir();
@@ -138,12 +141,12 @@ describe('the deadLetters and lateRows query options', () => {
     assert.deepEqual(readLines(out), q.lateRows());
     assert.deepEqual(q.lateRows(), [
       {
-        row: rows[1],
+        row: rows[2],
         watermark: 50_000,
         operator: { id: 2, kind: 'aggregate' },
         stage: 1,
         partition: 0,
-        sourceOffset: { source: 0, partition: 0, offset: 1 },
+        sourceOffset: { source: 0, partition: 0, offset: 2 },
         timestamp: 1_700_000_000_000,
       },
     ]);

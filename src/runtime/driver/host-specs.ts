@@ -61,6 +61,7 @@ export function hostSpecs(
     resultRing: h.resultRing,
     microBatch: run.microBatch,
     watermarks: recovery?.watermarks ?? plan.watermarks.map(() => Number.NEGATIVE_INFINITY),
+    lateWatermark: recovery?.lateWatermarkMs ?? Number.NEGATIVE_INFINITY,
     scheduleStarts: recovery?.scheduleStarts ?? plan.sources.map(() => null),
     firstEpoch: run.firstEpoch,
     state:

@@ -43,11 +43,14 @@ export class MicroBatchExecution {
   private readonly schedules: (GeneratorSchedule | null)[];
   private running: Promise<boolean> | null = null;
   private watermark = Number.NEGATIVE_INFINITY;
+  /** The watermark the last batch ran with. */
+  private ranWith = Number.NEGATIVE_INFINITY;
   private nextDue = Number.POSITIVE_INFINITY;
   /** The earliest processing-time timer of any task (a batch without data fires it). */
   private nextTimerDue = Number.POSITIVE_INFINITY;
   private stopped = false;
   private tickPending = false;
+  private newDataQueued = false;
   private cancelWake: (() => void) | undefined;
   /** A batch the last run planned but did not commit: it runs first, as it was. */
   private redo: RecoveryPoint['redo'];
@@ -66,7 +69,11 @@ export class MicroBatchExecution {
     });
     this.batchId = resume?.nextEpoch ?? 0;
     this.redo = resume?.redo ?? null;
-    if (resume !== null && resume.committedEpoch >= 0) this.watermark = resume.nextBatchWatermarkMs;
+    if (resume !== null && resume.committedEpoch >= 0) {
+      this.watermark = resume.nextBatchWatermarkMs;
+      // If the last committed batch moved the watermark, the batch without data it owes runs now.
+      this.ranWith = resume.lateWatermarkMs;
+    }
   }
 
   /** Starts the trigger. */
@@ -120,8 +127,17 @@ export class MicroBatchExecution {
     });
   }
 
+  /**
+   * Interval 0: new rows start a batch once the code that added them yields, so that the rows
+   * added in one go (several `addData` calls, to several partitions or sources) are one batch.
+   */
   private onNewData(): void {
-    if (this.trigger.kind === 'processingTime' && this.trigger.intervalMs === 0) this.tick();
+    if (this.trigger.kind !== 'processingTime' || this.trigger.intervalMs !== 0 || this.newDataQueued) return;
+    this.newDataQueued = true;
+    queueMicrotask(() => {
+      this.newDataQueued = false;
+      this.tick();
+    });
   }
 
   /** A trigger fired: run a batch, or remember to run one when the current batch ends. */
@@ -180,8 +196,12 @@ export class MicroBatchExecution {
     this.redo = null;
     const ends = redo !== null ? redo.ends.map((e) => [...e]) : this.plan(limit, target);
     const hasData = ends.some((e, s) => e.some((end, p) => end > this.committed[s]![p]!));
+    // Spark's rule: a batch without data runs when the watermark moved (its operators judge late
+    // rows by the previous batch's watermark, so the next batch with data then judges by this one),
+    // or when it makes state emit or evict, or a processing-time timer is due.
     const owed =
-      (this.watermarked && this.watermark >= this.nextDue) || this.host.clock.now() >= this.nextTimerDue;
+      (this.watermarked && (this.watermark > this.ranWith || this.watermark >= this.nextDue)) ||
+      this.host.clock.now() >= this.nextTimerDue;
     // A batch whose offsets are logged runs even without new rows (a real-time run killed after
     // logging an epoch that brought none): it must commit before the batches after it can run.
     if (!hasData && !owed && redo === null) return false;
@@ -197,6 +217,7 @@ export class MicroBatchExecution {
   private async execute(ends: number[][]): Promise<boolean> {
     const epoch = this.batchId;
     const startedAt = this.host.clock.now();
+    this.ranWith = this.watermark;
     const t0 = performance.now();
     try {
       // Offsets are durable before the batch runs: a restart redoes exactly this batch. Under

@@ -110,9 +110,10 @@ export class QueryRuntime implements MicroBatchHost {
     this.precise = new PreciseTime(config.wallOffset);
     const microBatch = isMicroBatch(config.plan.definition.trigger);
     this.clock = clock;
-    const stateful = physical.stages.find(
-      (s) => s.chain[0] !== undefined && STATEFUL_KINDS.includes(s.chain[0].node.kind),
-    );
+    // Every task of every stage a stateful operator heads reports at each epoch's end.
+    const statefulTasks = physical.stages
+      .filter((s) => s.chain[0] !== undefined && STATEFUL_KINDS.includes(s.chain[0].node.kind))
+      .reduce((n, s) => n + s.partitions, 0);
     this.checkpoint = config.checkpoint;
     this.asyncProgressTracking = config.options.asyncProgressTracking;
     this.recovery = config.recovery;
@@ -123,7 +124,7 @@ export class QueryRuntime implements MicroBatchHost {
     this.coordinator = new EpochCoordinator(
       {
         sourcePartitions: config.plan.sources.map((s) => s.spec.partitions),
-        statefulPartitions: stateful?.partitions ?? 0,
+        statefulPartitions: statefulTasks,
         stateDurable: config.checkpoint !== null,
         watermarkInputs: config.plan.watermarks.length,
         checkpoint: config.checkpoint,

@@ -33,6 +33,7 @@ export async function withSourceStarts(
     startOffsets,
     watermarks: plan.watermarks.map(() => Number.NEGATIVE_INFINITY),
     nextBatchWatermarkMs: 0,
+    lateWatermarkMs: Number.NEGATIVE_INFINITY,
     redo: null,
     scheduleStarts: plan.sources.map(() => null),
     stateIds: {},

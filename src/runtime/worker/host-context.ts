@@ -25,8 +25,9 @@ export interface HostContext {
   readonly microBatch: boolean;
   /** See HostSpec.arrowMaxRecordsPerBatch. */
   readonly arrowMaxRecordsPerBatch: number | undefined;
-  /** See HostSpec.watermarks and HostSpec.scheduleStarts. */
+  /** See HostSpec.watermarks, HostSpec.lateWatermark and HostSpec.scheduleStarts. */
   readonly initialWatermarks: readonly number[];
+  readonly initialLateWatermark: number;
   readonly scheduleStarts: readonly (number | null)[];
   /** See HostSpec.firstEpoch. */
   readonly firstEpoch: number;

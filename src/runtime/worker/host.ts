@@ -53,6 +53,7 @@ export class Host implements HostContext {
   readonly microBatch: boolean;
   readonly arrowMaxRecordsPerBatch: number | undefined;
   readonly initialWatermarks: readonly number[];
+  readonly initialLateWatermark: number;
   readonly scheduleStarts: readonly (number | null)[];
   readonly state: StateCheckpointSpec | null;
   readonly firstEpoch: number;
@@ -84,6 +85,7 @@ export class Host implements HostContext {
     this.microBatch = spec.microBatch;
     this.arrowMaxRecordsPerBatch = spec.arrowMaxRecordsPerBatch;
     this.initialWatermarks = spec.watermarks;
+    this.initialLateWatermark = spec.lateWatermark;
     this.scheduleStarts = spec.scheduleStarts;
     this.state = spec.state;
     this.firstEpoch = spec.firstEpoch;

@@ -48,7 +48,7 @@ export function wireInputs(
     carriers,
     heads.length,
   );
-  watermarks.restore(host.initialWatermarks);
+  watermarks.restore(host.initialWatermarks, host.initialLateWatermark);
   return { heads, watermarks };
 }
 

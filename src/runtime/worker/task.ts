@@ -496,6 +496,10 @@ export class Task implements OperatorContext, SinkTask, SourceTask {
     return this.watermarks.watermark;
   }
 
+  lateWatermark(): number {
+    return this.watermarks.lateWatermark;
+  }
+
   processingTime(): number {
     return this.host.clock.now();
   }
@@ -507,7 +511,7 @@ export class Task implements OperatorContext, SinkTask, SourceTask {
   }
 
   lateRow(op: OperatorRef, row: unknown): void {
-    this.problems.lateRow(op, row, this.watermarks.watermark);
+    this.problems.lateRow(op, row, this.watermarks.lateWatermark);
   }
 
   udfChannel(operatorId: number): BatchChannel {

@@ -23,6 +23,8 @@ export class WatermarkTracker {
   private readonly idleAt: Float64Array;
   private anyChanged = false;
   private current = Number.NEGATIVE_INFINITY;
+  /** Micro-batch mode: the watermark the previous batch ran with (see {@link lateWatermark}). */
+  private previous = Number.NEGATIVE_INFINITY;
   /** The next idle deadline of a relevant input still silent (Infinity: none). */
   private deadline = Number.POSITIVE_INFINITY;
 
@@ -47,13 +49,17 @@ export class WatermarkTracker {
     this.idleAt = new Float64Array(inputs).fill(Number.POSITIVE_INFINITY);
   }
 
-  /** A resumed run starts from the values the last committed epoch reached. */
-  restore(values: readonly number[]): void {
+  /**
+   * A resumed run starts from the values the last committed epoch reached; in micro-batch mode its
+   * first batch judges late rows by `late`, the watermark the last committed batch ran with.
+   */
+  restore(values: readonly number[], late = Number.NEGATIVE_INFINITY): void {
     for (let i = 0; i < this.known.length; i++) {
       const v = values[i] ?? Number.NEGATIVE_INFINITY;
       if (v > this.known[i]!) this.known[i] = v;
     }
     this.recompute(Number.NEGATIVE_INFINITY);
+    this.previous = Math.min(this.current, late);
   }
 
   /** What the task has heard of each input. */
@@ -70,9 +76,19 @@ export class WatermarkTracker {
     this.deadline = Math.min(Number.POSITIVE_INFINITY, ...this.relevant.map((i) => this.idleAt[i]!));
   }
 
-  /** The watermark in force (−∞ before any). */
+  /** The watermark in force (−∞ before any): what state is evicted and emitted by. */
   get watermark(): number {
     return this.current;
+  }
+
+  /**
+   * The watermark rows are judged late by. In real-time mode the one in force. In micro-batch mode
+   * Spark's rule: the previous batch's, so that the rows an operator upstream emitted as the
+   * watermark closed them (in this batch, by the watermark in force) are not late for the next
+   * operator of a chain.
+   */
+  get lateWatermark(): number {
+    return this.perBatch ? this.previous : this.current;
   }
 
   /** When time alone may move the watermark (a silent input's idle timeout). */
@@ -127,6 +143,7 @@ export class WatermarkTracker {
 
   /** Micro-batch end: the watermark for the next batch. */
   commitBatch(now: number): number {
+    this.previous = this.current;
     this.recompute(now);
     return this.current;
   }
