@@ -44,6 +44,11 @@ export function transformWithStateNode<K, T, O, S>(
     throw invalidArgument(
       'transformWithState: initialState must be an iterable of [key, state] pairs or a function',
     );
+  const column = options.eventTimeColumn;
+  if (column !== undefined && (typeof column !== 'string' || column === ''))
+    throw invalidArgument(
+      `transformWithState: eventTimeColumn must be the name of a column of the output rows, got ${JSON.stringify(column)}`,
+    );
   if (options.name !== undefined && typeof options.name !== 'string')
     throw invalidArgument('transformWithState: name must be a string');
   return Object.freeze({
@@ -54,6 +59,7 @@ export function transformWithStateNode<K, T, O, S>(
     timeMode: options.timeMode,
     outputMode: options.outputMode,
     timerFiring,
+    eventTimeColumn: column,
     initialState: initial as TransformWithStateOptions<unknown, unknown>['initialState'],
     states: Object.freeze(declaredStates(processor)),
     label: options.name,

@@ -1,10 +1,4 @@
-import {
-  type ExpiredTimer,
-  type ProcessorHandle,
-  StatefulProcessor,
-  type TimerValues,
-} from '../api/stateful-processor.js';
-import { FraudDetector, type ScoredPayment } from '../demo/detector.js';
+import { type Alert, PerPayment, type ScoredPayment } from '../demo/detector.js';
 
 /** What `millrace bench fraud` emits: one small row per payment (and per expired silence timer). */
 export interface Verdict {
@@ -14,27 +8,14 @@ export interface Verdict {
 }
 
 /**
- * The fraud demo's {@link FraudDetector} with a verdict per payment instead of its alerts, so the
- * benchmark records the latency of every input row, not only of the few that raise an alert. The
- * rules, their state and their timers are the detector's own: this processor runs a detector on
- * the same handle and counts what it yields. One instance per task (pass a factory to
- * transformWithState): the detector inside is per task too.
+ * The fraud demo's detector with a verdict per payment instead of its alerts, so the
+ * benchmark records the latency of every input row, not only of the few that raise an alert: the
+ * detector's rules, state and timers (see {@link PerPayment}), each row only the number of alerts.
  */
-export class FraudVerdicts extends StatefulProcessor<string, ScoredPayment, Verdict> {
-  private readonly rules = new FraudDetector();
-
-  override init(h: ProcessorHandle): void {
-    this.rules.handle = h;
-    this.rules.init(h);
-  }
-
-  *handleInputRows(cardId: string, rows: Iterable<ScoredPayment>, _t: TimerValues): Iterable<Verdict> {
-    for (const p of rows) yield { cardId, alerts: count(this.rules.handleInputRows(cardId, [p])) };
-  }
-
-  override *handleExpiredTimer(cardId: string, t: TimerValues, timer: ExpiredTimer): Iterable<Verdict> {
-    // The card-silent rule: an alert that no payment raised, so a verdict row of its own.
-    yield { cardId, alerts: count(this.rules.handleExpiredTimer(cardId, t, timer)) };
+export class FraudVerdicts extends PerPayment<Verdict> {
+  protected verdict(cardId: string, _p: ScoredPayment | null, alerts: Iterable<Alert>): Verdict {
+    // The card-silent rule's timer makes a row of its own, alert or not.
+    return { cardId, alerts: count(alerts) };
   }
 }
 

@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import type { Alert } from '../demo/detector.js';
-import type { WindowSpend } from '../demo/spend-job.js';
+import type { CardWindow } from '../demo/fraud-pipeline.js';
 import { ErrorCode, MillraceError } from '../errors.js';
 import { startQuery } from '../runtime/driver/start-query.js';
 import type { StreamingQuery } from '../runtime/driver/streaming-query.js';
@@ -11,7 +11,7 @@ import { parseDuration } from '../util/duration.js';
 import { reportError, wantsStacks } from './error-report.js';
 import { formatCount, progressStatus } from './format.js';
 import { type CliIO, ExitCode } from './io.js';
-import { describe, superviseQuery } from './run.js';
+import { superviseQuery } from './run.js';
 import { StatusLine } from './status-line.js';
 
 export const DEMO_USAGE = `Usage: millrace demo [--rate N] [--duration d] [--checkpoint dir]
@@ -31,9 +31,9 @@ const RULE_COLOUR: Record<Alert['rule'], string> = {
 };
 
 /**
- * `millrace demo`: two queries over the same generated payments, each with a checkpoint in a
- * temporary directory — the fraud detector (alerts printed as they come) and a windowed per-card
- * spend aggregate (the largest window shown) — with a live status line and a summary at the end.
+ * `millrace demo`: the fraud demo's one query (src/demo/fraud-job.ts) over generated payments,
+ * checkpointed to a temporary directory: alerts printed as they come, a live status line, and a
+ * summary at the end.
  */
 export async function demoCommand(args: string[], io: CliIO): Promise<number> {
   let rate: number;
@@ -61,50 +61,80 @@ export async function demoCommand(args: string[], io: CliIO): Promise<number> {
   }
 }
 
+/** What the demo's rows add up to: the alerts, and each card's spend per window. */
+class DemoTally {
+  alerts = 0;
+  readonly byRule = new Map<string, number>();
+  /** Spend of the windows still open (a row updates them), by card and window start. */
+  private readonly open = new Map<string, number>();
+  closed = 0;
+  top: CardWindow | undefined;
+  replaysDropped = 0;
+
+  /** A row of the query: its window's new totals, and the alerts that made it. */
+  add(w: CardWindow): Alert[] {
+    for (const a of w.latest) this.byRule.set(a.rule, (this.byRule.get(a.rule) ?? 0) + 1);
+    this.alerts += w.latest.length;
+    this.open.set(`${w.cardId} ${w.window.end}`, w.window.end);
+    if (this.top === undefined || w.spent > this.top.spent) this.top = w;
+    return w.latest;
+  }
+
+  /** The watermark passed `watermark`: the windows ending at or before it are final. */
+  closeUpTo(watermark: number): void {
+    for (const [key, end] of this.open) {
+      if (end > watermark) continue;
+      this.open.delete(key);
+      this.closed++;
+    }
+  }
+
+  summary(): string[] {
+    const rules = [...this.byRule].map(([rule, n]) => `${rule} ${formatCount(n)}`).join(', ');
+    const lines = [`Fraud demo finished: ${formatCount(this.alerts)} alerts${rules ? ` (${rules})` : ''}`];
+    let spend = `per-card spend: ${formatCount(this.closed)} card windows of 10 s closed`;
+    const top = this.top;
+    if (top !== undefined) {
+      const at = new Date(top.window.start).toISOString().slice(11, 19);
+      spend += `; the largest: ${top.cardId} spent ${top.spent.toFixed(2)} in ${top.payments} payments from ${at}`;
+    }
+    lines.push(spend, `replayed payments dropped: ${formatCount(this.replaysDropped)}`);
+    return lines;
+  }
+}
+
 async function runDemo(rate: number, durationMs: number, checkpoints: string, io: CliIO): Promise<number> {
   const status = new StatusLine(io, io.isTTY);
-  const byRule = new Map<string, number>();
-  let alerts = 0;
-  let windows = 0;
-  let top: WindowSpend | undefined;
+  const tally = new DemoTally();
   const colour = io.isTTY;
-  const printAlert = (line: string) => {
-    const a = JSON.parse(line) as Alert;
-    alerts++;
-    byRule.set(a.rule, (byRule.get(a.rule) ?? 0) + 1);
-    const rule = colour ? `${RULE_COLOUR[a.rule]}${a.rule.padEnd(17)}\x1b[0m` : a.rule.padEnd(17);
-    const amount = a.amount === 0 ? '' : a.amount.toFixed(2);
-    status.print(
-      `ALERT ${rule} ${a.cardId.padEnd(13)} ${a.txId.padEnd(14)} ${amount.padStart(9)} ${a.country} ` +
-        `${a.merchant} (${a.category}, ${a.merchantRisk} risk)  ${a.detail}` +
-        (a.modelScore === undefined ? '' : `  (model: p=${a.modelScore.toFixed(2)})`),
-    );
-  };
-  const addSpend = (line: string) => {
-    const w = JSON.parse(line) as WindowSpend;
-    windows++;
-    if (top === undefined || w.spent > top.spent) top = w;
+  const print = (line: string) => {
+    for (const a of tally.add(JSON.parse(line) as CardWindow)) {
+      const rule = colour ? `${RULE_COLOUR[a.rule]}${a.rule.padEnd(17)}\x1b[0m` : a.rule.padEnd(17);
+      const amount = a.amount === 0 ? '' : a.amount.toFixed(2);
+      status.print(
+        `ALERT ${rule} ${a.cardId.padEnd(13)} ${a.txId.padEnd(14)} ${amount.padStart(9)} ${a.country} ` +
+          `${a.merchant} (${a.category}, ${a.merchantRisk} risk)  ${a.detail}` +
+          (a.modelScore === undefined ? '' : `  (model: p=${a.modelScore.toFixed(2)})`),
+      );
+    }
   };
   io.out(
     `Fraud demo: ${formatCount(rate)} card payments/s for ${durationMs / 1000} s (Ctrl-C to stop); ` +
       `checkpoints in ${checkpoints}\n`,
   );
-  const start = (name: string, sink: (line: string) => void) =>
-    startQuery(new URL(`../demo/${name}-job.js`, import.meta.url), {
-      params: { rate },
-      checkpointLocation: join(checkpoints, name),
-      console: sink,
-    });
-  let detector: StreamingQuery;
-  let spend: StreamingQuery;
+  let q: StreamingQuery;
   try {
-    [detector, spend] = await Promise.all([start('fraud', printAlert), start('spend', addSpend)]);
+    q = await startQuery(new URL('../demo/fraud-job.js', import.meta.url), {
+      params: { rate },
+      checkpointLocation: join(checkpoints, 'fraud'),
+      console: print,
+    });
   } catch (e) {
     reportError(io, 'millrace demo: ', e, wantsStacks());
     return ExitCode.QUERY_FAILED;
   }
   const started = performance.now();
-  const code = await superviseQuery(detector, io, {
+  return superviseQuery(q, io, {
     durationMs,
     // The summary needs the last epoch (the alerts and windows its end brings): a stop waits for
     // it as long as the API does; a second Ctrl-C still gives it up at once.
@@ -114,29 +144,14 @@ async function runDemo(rate: number, durationMs: number, checkpoints: string, io
     onProgress: (p) => {
       const elapsed = Math.round((performance.now() - started) / 1000);
       const state = p.stateOperators.reduce((n, s) => n + s.numRowsTotal, 0);
-      const watermark = p.eventTime.watermark?.slice(11, 19) ?? '–';
+      for (const s of p.stateOperators) tally.replaysDropped += s.customMetrics.numDroppedDuplicateRows ?? 0;
+      const watermark = p.eventTime.watermark;
+      if (watermark !== undefined) tally.closeUpTo(Date.parse(watermark));
       status.update(
-        `${progressStatus(p)} · watermark ${watermark} · state ${formatCount(state)} rows · ` +
-          `alerts ${formatCount(alerts)} · ${elapsed}s/${durationMs / 1000}s`,
+        `${progressStatus(p)} · watermark ${watermark?.slice(11, 19) ?? '–'} · state ${formatCount(state)} rows · ` +
+          `alerts ${formatCount(tally.alerts)} · ${elapsed}s/${durationMs / 1000}s`,
       );
     },
-    closing: () => {
-      const rules = [...byRule].map(([rule, n]) => `${rule} ${formatCount(n)}`).join(', ');
-      const lines = [`Fraud demo finished: ${formatCount(alerts)} alerts${rules ? ` (${rules})` : ''}`];
-      let spend = `per-card spend: ${formatCount(windows)} card windows of 10 s closed`;
-      if (top !== undefined) {
-        const at = new Date(top.window.start).toISOString().slice(11, 19);
-        spend += `; the largest: ${top.cardId} spent ${top.spent.toFixed(2)} in ${top.payments} payments from ${at}`;
-      }
-      lines.push(spend);
-      return lines;
-    },
+    closing: () => tally.summary(),
   });
-  try {
-    await spend.stop();
-  } catch (e) {
-    io.err(`millrace demo: the per-card spend query failed: ${describe(e)}\n`);
-    return code === ExitCode.OK ? ExitCode.QUERY_FAILED : code;
-  }
-  return code;
 }

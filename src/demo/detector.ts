@@ -173,3 +173,80 @@ export class FraudDetector extends StatefulProcessor<string, ScoredPayment, Aler
     };
   }
 }
+
+/**
+ * The {@link FraudDetector}'s rules with one row per payment instead of its alerts: `verdict` makes
+ * the row of each payment from the alerts it raised, and of each silence timer (payment null, at
+ * the timer's time); null emits nothing. The rules, their state and their timers are the detector's
+ * own, run on this processor's handle. Made per task (init makes the detector).
+ */
+export abstract class PerPayment<V> extends StatefulProcessor<string, ScoredPayment, V> {
+  private rules!: FraudDetector;
+
+  override init(h: ProcessorHandle): void {
+    this.rules = new FraudDetector();
+    this.rules.handle = h;
+    this.rules.init(h);
+  }
+
+  /** The row of `payment` (null: a timer's) from the alerts it raised, which it must read. */
+  protected abstract verdict(
+    cardId: string,
+    payment: ScoredPayment | null,
+    alerts: Iterable<Alert>,
+    ts: number,
+  ): V | null;
+
+  *handleInputRows(cardId: string, rows: Iterable<ScoredPayment>, _t: TimerValues): Iterable<V> {
+    for (const p of rows) {
+      const v = this.verdict(cardId, p, this.rules.handleInputRows(cardId, [p]), p.ts);
+      if (v !== null) yield v;
+    }
+  }
+
+  override *handleExpiredTimer(cardId: string, t: TimerValues, timer: ExpiredTimer): Iterable<V> {
+    const alerts = this.rules.handleExpiredTimer(cardId, t, timer);
+    const v = this.verdict(cardId, null, alerts, timer.getExpiryTimeInMs());
+    if (v !== null) yield v;
+  }
+}
+
+/** A row of the demo's detector: a payment, or a card's silence, with the alerts it raised. */
+export interface CardVerdict {
+  cardId: string;
+  /** The payment's; null for a silence. */
+  txId: string | null;
+  /** The payment's amount; 0 for a silence. */
+  amount: number;
+  /** Event time: the payment's, or when the silence was noticed (the timer's time). */
+  ts: number;
+  alerts: Alert[];
+  /** How many alerts: `alerts.length`. */
+  raised: number;
+}
+
+const NO_ALERTS: Alert[] = [];
+
+/**
+ * The demo's detector: a {@link CardVerdict} for every payment, and one for each silence that
+ * raised its alert, so the per-card spend after it sees every payment and every alert.
+ */
+export class CardVerdicts extends PerPayment<CardVerdict> {
+  protected verdict(
+    cardId: string,
+    p: ScoredPayment | null,
+    raised: Iterable<Alert>,
+    ts: number,
+  ): CardVerdict | null {
+    const alerts = [...raised];
+    if (p === null && alerts.length === 0) return null;
+    return {
+      cardId,
+      txId: p?.txId ?? null,
+      amount: p?.amount ?? 0,
+      ts,
+      alerts: alerts.length === 0 ? NO_ALERTS : alerts,
+      raised: alerts.length,
+    };
+  }
+}

@@ -167,6 +167,14 @@ const CURRENCY: Record<string, string> = { GB: 'GBP', US: 'USD', PL: 'PLN', SE: 
 export const MERCHANTS = 500;
 /** Clean cards pay once every this many seconds. */
 const CLEAN_CYCLE_S = 20;
+/** With replays: rows in 1000 that send a clean payment again, and how long after it. */
+const REPLAY_PER_MILLE = 2;
+const REPLAY_DELAY_S = 0.5;
+
+export interface CardPaymentOptions {
+  /** Send a few clean payments twice (see {@link CardPaymentStream}). Default false. */
+  replays?: boolean;
+}
 /** Offset steps between incidents: `rate + INCIDENT_SKEW` (see the file comment). */
 const INCIDENT_SKEW = 13;
 
@@ -211,6 +219,10 @@ function homeOf(card: number): string {
  * - `amount-spike`: one payment of 20–40× the card's usual spend;
  * - `card-silent`: 4 payments 2 s apart (a card in steady use), then nothing.
  * The `+ 13` keeps the legs of different incidents on different offsets (for rates ≥ 100/s).
+ *
+ * Replays (`replays: true`, the demo's): a few clean payments are sent a second time, the same
+ * payment with the same `txId` and time, half a second later (a terminal retrying); the demo drops
+ * them with `dropDuplicatesWithinWatermark('txId')`. The benchmarks run without them.
  */
 export class CardPaymentStream {
   /** Rows per second of one partition. */
@@ -219,8 +231,15 @@ export class CardPaymentStream {
   private readonly legs: Readonly<Record<FraudKind, readonly number[]>>;
   private readonly span: number;
 
-  constructor(rowsPerSecond: number, partitions: number) {
+  /** Rows a replay comes after its original; 0: no replays. */
+  private readonly replayDistance: number;
+  /** The generator's schedule: ms between two rows of a partition. */
+  private readonly msPerRow: number;
+
+  constructor(rowsPerSecond: number, partitions: number, options: CardPaymentOptions = {}) {
     this.rate = Math.max(1, Math.round(rowsPerSecond / partitions));
+    this.msPerRow = (1000 * partitions) / rowsPerSecond;
+    this.replayDistance = options.replays ? Math.max(1, Math.round(this.rate * REPLAY_DELAY_S)) : 0;
     const r = this.rate;
     this.step = r + INCIDENT_SKEW;
     this.legs = {
@@ -234,6 +253,37 @@ export class CardPaymentStream {
 
   /** The payment at `offset` of `partition`, scheduled at `ts`. */
   readonly generate = (partition: number, offset: number, ts: number): Payment => {
+    if (this.replayDistance === 0) return this.paymentAt(partition, offset, ts);
+    const original = this.replayOf(partition, offset);
+    if (original < 0) return this.paymentAt(partition, offset, ts);
+    // The original's own time: its schedule, a whole number of ms when the rate makes it one.
+    const at = ts - (offset - original) * this.msPerRow;
+    const whole = Math.round(at);
+    return this.paymentAt(partition, original, Math.abs(at - whole) < 1e-6 ? whole : at);
+  };
+
+  /**
+   * With `replays`: the offset of the payment that row `offset` sends again, or -1 when it is a
+   * payment of its own. About {@link REPLAY_PER_MILLE} ‰ of the rows are replays, each of the clean
+   * payment {@link REPLAY_DELAY_S} s before it; neither row is a leg of an incident, and no replay
+   * is sent again.
+   */
+  private replayOf(partition: number, offset: number): number {
+    const original = offset - this.replayDistance;
+    if (original < 0 || mix(partition + 7, offset) % 1000 >= REPLAY_PER_MILLE) return -1;
+    if (this.incidentAt(partition, offset) !== null || this.incidentAt(partition, original) !== null)
+      return -1;
+    return this.replayOf(partition, original) >= 0 ? -1 : original;
+  }
+
+  /** With `replays`: how many rows of `partition` before `endOffset` are replays. */
+  replays(partition: number, endOffset: number): number {
+    let n = 0;
+    for (let offset = 0; offset < endOffset; offset++) if (this.replayOf(partition, offset) >= 0) n++;
+    return n;
+  }
+
+  private paymentAt(partition: number, offset: number, ts: number): Payment {
     const seed = mix(partition + 1, offset);
     const txId = transactionId(partition, offset);
     const merchant = numbered('m-', mix(seed, 3) % MERCHANTS);
@@ -266,7 +316,7 @@ export class CardPaymentStream {
       case 'card-silent':
         return demoPayment(txId, id, merchant, usual, homeOf(card), ts);
     }
-  };
+  }
 
   /** Every incident of `partition` whose rows all come before `endOffset`. */
   incidents(partition: number, endOffset: number): Incident[] {

@@ -127,6 +127,8 @@ export interface StateOperatorCounters {
   memoryUsedBytes: number;
   /** Key groups a lazy restore has not loaded yet (set by the task from the store). */
   keyGroupsToLoad?: number;
+  /** Deduplication: rows dropped as duplicates of a key it holds (Spark's custom metric). */
+  numDroppedDuplicateRows?: number;
 }
 
 /**

@@ -30,6 +30,7 @@ export class DedupOperator implements StatefulOperator {
   /** The watermark that bounds the state, if any: its column and how long past it a key lives. */
   private readonly eventTime: { column: string; keepMs: number } | null;
   private dropped = 0;
+  private duplicates = 0;
 
   constructor(
     private readonly op: PlannedOperator<'dedup'>,
@@ -84,7 +85,10 @@ export class DedupOperator implements StatefulOperator {
       this.ctx.badRecord(this.op, row, e);
       return;
     }
-    if (this.store.get(key) !== undefined) return;
+    if (this.store.get(key) !== undefined) {
+      this.duplicates++;
+      return;
+    }
     this.store.put(key, expiry);
     if (expiry !== Number.POSITIVE_INFINITY) this.expiries.add(expiry, key);
     this.next.push(row);
@@ -125,6 +129,7 @@ export class DedupOperator implements StatefulOperator {
       numRowsRemoved: m.numRowsRemoved,
       numRowsDroppedByWatermark: this.dropped,
       memoryUsedBytes: m.memoryUsedBytes,
+      numDroppedDuplicateRows: this.duplicates,
     };
   }
 }

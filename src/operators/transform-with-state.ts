@@ -56,6 +56,8 @@ class Times implements TimerValues, ExpiredTimer {
  *   due at the batch's time (processing time) or watermark (event time).
  * - timeMode `'eventTime'`: rows at or below the watermark (on the first watermarked column above)
  *   are late: dropped and counted, or sent to the late rows.
+ * - `eventTimeColumn`: each output row's time there must be later than the watermark the next
+ *   operator judges late rows by when it gets the row (see {@link outputFloor}).
  */
 export class TransformWithStateOperator implements StatefulOperator {
   readonly stateful = true;
@@ -73,6 +75,14 @@ export class TransformWithStateOperator implements StatefulOperator {
   private readonly eventColumn: string | null;
   private dropped = 0;
   private wasRestored = false;
+  /**
+   * Real-time mode, while the timers an advance of the watermark made due fire: the watermark
+   * before that advance, which the next operator still has (this task sends the new one after the
+   * rows its timers emit). NaN otherwise.
+   */
+  private firingBehind = Number.NaN;
+  /** Real-time mode: the watermark of the last advance this operator heard of. */
+  private heard = Number.NEGATIVE_INFINITY;
 
   constructor(
     private readonly op: PlannedOperator<'transformWithState'>,
@@ -162,7 +172,45 @@ export class TransformWithStateOperator implements StatefulOperator {
   }
 
   onWatermark(watermark: number): void {
-    if (this.node.timeMode === 'eventTime') this.fireTimers(watermark, this.ctx.processingTime());
+    if (this.node.timeMode === 'eventTime') {
+      this.firingBehind = this.heard;
+      try {
+        this.fireTimers(watermark, this.ctx.processingTime());
+      } finally {
+        this.firingBehind = Number.NaN;
+      }
+    }
+    this.heard = Math.max(this.heard, watermark);
+  }
+
+  /**
+   * The time an output row's `eventTimeColumn` must be later than: the watermark the next operator
+   * judges late rows by when the row reaches it. In micro-batch mode the one the batch judges late
+   * rows by (Spark's rule); in real-time mode the one in force here, except for rows of timers
+   * that an advance made due, which reach the next operator before that advance does.
+   */
+  private outputFloor(): number {
+    return Number.isNaN(this.firingBehind) ? this.ctx.lateWatermark() : this.firingBehind;
+  }
+
+  /** Whether output `row` holds an event time the next operator can take; a bad record if not. */
+  private inTime(row: unknown, column: string): boolean {
+    const t = rowTime(row, column, this.op, this.ctx, 'event time');
+    if (Number.isNaN(t)) return false;
+    const floor = this.outputFloor();
+    if (t > floor) return true;
+    this.ctx.badRecord(
+      this.op,
+      row,
+      new MillraceError(
+        ErrorCode.EMITTING_ROWS_OLDER_THAN_WATERMARK_NOT_ALLOWED,
+        `transformWithState emitted a row whose eventTimeColumn '${column}' (${iso(t)}) ` +
+          `is not later than the watermark (${iso(floor)}): the operators after it ` +
+          'would take it for late; emit rows at the time of the input row or the timer that makes them',
+      ),
+      true,
+    );
+    return false;
   }
 
   finishBatch(watermark: number): void {
@@ -244,6 +292,7 @@ export class TransformWithStateOperator implements StatefulOperator {
 
   /** The task starts (after a restore): a first run hands the task's keys of the initial state over. */
   start(): void {
+    this.heard = this.ctx.watermark();
     const initial = this.node.initialState;
     if (initial === undefined || this.wasRestored) return;
     const entries = typeof initial === 'function' ? initial() : initial;
@@ -363,8 +412,16 @@ export class TransformWithStateOperator implements StatefulOperator {
       this.ctx.badRecord(this.op, what, failure);
       return;
     }
-    if (rows !== null) for (let i = 0; i < rows.length; i++) this.next.push(rows[i]);
+    if (rows === null) return;
+    const column = this.node.eventTimeColumn;
+    for (let i = 0; i < rows.length; i++) {
+      if (column === undefined || this.inTime(rows[i], column)) this.next.push(rows[i]);
+    }
   }
+}
+
+function iso(ms: number): string {
+  return Number.isFinite(ms) ? new Date(ms).toISOString() : String(ms);
 }
 
 /**

@@ -104,7 +104,7 @@ export function analyze(definition: QueryDefinition): AnalyzedPlan {
     watermarksAbove.push([...above].sort((a, b) => a - b));
   }
   const timeColumns: ReadonlyMap<string, readonly number[]>[] = [];
-  for (const op of operators) timeColumns.push(timeColumnsOf(op, timeColumns, watermarks));
+  for (const op of operators) timeColumns.push(timeColumnsOf(op, timeColumns, watermarks, watermarksAbove));
   const plan: AnalyzedPlan = Object.freeze({
     operators: Object.freeze(operators),
     rootId,
@@ -130,13 +130,15 @@ export function analyze(definition: QueryDefinition): AnalyzedPlan {
  * have no schema, so what an operator that makes new rows (`map`, a `select` of functions) keeps
  * cannot be known: the columns pass through it. A stateful operator makes its own rows: an
  * aggregation's are its grouping columns and its window (a window over an event-time column is
- * one itself, its time `end − 1`), `transformWithState`'s have none; deduplication and joins pass
- * their input rows on, columns and all.
+ * one itself, its time `end − 1`), `transformWithState`'s only the `eventTimeColumn` it declares
+ * (bound by every watermark above it); deduplication and joins pass their input rows on, columns
+ * and all.
  */
 function timeColumnsOf(
   op: PlannedOperator,
   below: readonly ReadonlyMap<string, readonly number[]>[],
   watermarks: readonly WatermarkInput[],
+  watermarksAbove: readonly (readonly number[])[],
 ): ReadonlyMap<string, readonly number[]> {
   const node = op.node;
   const merged = new Map<string, readonly number[]>();
@@ -170,8 +172,11 @@ function timeColumnsOf(
       if (ws !== undefined) out.set('window', ws);
       return out;
     }
-    case 'transformWithState':
-      return new Map();
+    case 'transformWithState': {
+      const column = node.eventTimeColumn;
+      const above = watermarksAbove[op.id]!;
+      return column === undefined || above.length === 0 ? new Map() : new Map([[column, above]]);
+    }
     default:
       return merged;
   }
@@ -361,6 +366,17 @@ function checkStatefulOperators(plan: AnalyzedPlan): void {
           "so it needs withWatermark(column, delay) before groupByKey; or use timeMode 'processingTime'",
       );
     }
+    if (
+      op.node.kind === 'transformWithState' &&
+      op.node.eventTimeColumn !== undefined &&
+      plan.watermarksAbove[op.id]!.length === 0
+    ) {
+      throw new MillraceError(
+        ErrorCode.UNSUPPORTED_OPERATION,
+        `${describeOperator(op)}: eventTimeColumn '${op.node.eventTimeColumn}' carries the watermark on to ` +
+          'the operators after it, so it needs withWatermark(column, delay) before groupByKey',
+      );
+    }
     if (op.node.kind === 'aggregate' && op.node.window?.kind === 'session' && op.node.keys.length === 0) {
       throw new MillraceError(
         ErrorCode.UNSUPPORTED_OPERATION,
@@ -505,8 +521,8 @@ function followedOperatorModes(op: PlannedOperator, next: PlannedOperator): Mode
       'emits it when the watermark closes it (Spark allows several aggregations in append mode only)';
     return { update: why, complete: why };
   }
-  if (op.node.kind === 'transformWithState')
-    return declaredModes(op as PlannedOperator<'transformWithState'>);
+  // transformWithState's rows are the next operator's input: the mode its processor declares says
+  // how they were made, and the query's mode is for the rows the sink gets.
   return {};
 }
 

@@ -154,6 +154,8 @@ export interface TransformWithStateNode extends Labelled {
   readonly timeMode: TimeMode;
   readonly outputMode: 'append' | 'update';
   readonly timerFiring: 'onArrival' | 'wallClock';
+  /** The output rows' event-time column, carrying the watermark on; undefined: none. */
+  readonly eventTimeColumn: string | undefined;
   readonly initialState: TransformWithStateOptions<unknown, unknown>['initialState'];
   /** The state variables its processor declares in `init` (the state schema). */
   readonly states: readonly StateDeclaration[];

@@ -129,6 +129,15 @@ export interface TransformWithStateOptions<K, S> {
    * row reaches the task; `'wallClock'` also fires them from an idle tick of the task, without data.
    */
   timerFiring?: 'onArrival' | 'wallClock';
+  /**
+   * The column of the output rows that holds their event time (Spark's `eventTimeColumnName`):
+   * the watermark carries on through it, so an operator after this one (a windowed aggregation, a
+   * deduplication…) can judge and evict by it without a second `withWatermark`. Needs a watermark
+   * before `groupByKey`. Each output row must hold there a time later than the watermark the next
+   * operator judges late rows by (docs/stateful-processing.md); one that does not is a bad record,
+   * `EMITTING_ROWS_OLDER_THAN_WATERMARK_NOT_ALLOWED`.
+   */
+  eventTimeColumn?: string;
   /** A label for plans and error messages. */
   name?: string;
 }

@@ -148,7 +148,7 @@ describe('millrace run', () => {
 });
 
 describe('millrace demo', () => {
-  it('prints alerts as the detector raises them, then sums up alerts, spend and latency', async () => {
+  it('prints alerts as the detector raises them, then sums up alerts, spend, replays and latency', async () => {
     const t = fakeIO();
     const code = await main(['demo', '--rate', '10000', '--duration', '2s'], t.io);
     assert.equal(code, 0, t.stderr());
@@ -158,6 +158,7 @@ describe('millrace demo', () => {
     assert.match(out, /ALERT burst +card-\d+ /, 'the first burst (1 s in) was printed');
     assert.match(out, /Fraud demo finished: \d+ alerts \(/);
     assert.match(out, /per-card spend: [\d,]+ card windows of 10 s closed/);
+    assert.match(out, /replayed payments dropped: [\d,]+/);
     assert.match(out, /latency \(ms\)\s+p50\s+p90\s+p99\s+p99\.9\s+p99\.99\s+max/);
     assert.match(out, /^e2e\s+\d/m);
   });

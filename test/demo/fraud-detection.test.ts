@@ -1,22 +1,25 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { type Alert, SILENCE_MS } from '../../src/demo/detector.js';
+import type { CardWindow } from '../../src/demo/fraud-pipeline.js';
 import { CardPaymentStream } from '../../src/demo/payments.js';
-import { startQuery } from '../../src/index.js';
+import { type StreamingQueryProgress, startQuery } from '../../src/index.js';
 
 const job = new URL('../../src/demo/fraud-job.js', import.meta.url);
 
-describe('the fraud demo', () => {
-  it('alerts every injected fraud and no clean card', async () => {
+describe('the fraud demo, one query', () => {
+  it('alerts every injected fraud and no clean card, and counts each payment once in its card’s window', async () => {
     const rate = 400;
     const partitions = 2;
     const seconds = 40;
-    const alerts: Alert[] = [];
+    const rows: CardWindow[] = [];
+    const progress: StreamingQueryProgress[] = [];
     const q = await startQuery(job, {
       params: { rate, partitions },
       clock: 'manual',
-      console: (line) => alerts.push(JSON.parse(line) as Alert),
+      console: (line) => rows.push(JSON.parse(line) as CardWindow),
     });
+    q.on('progress', (p: StreamingQueryProgress) => progress.push(p));
     try {
       for (let s = 0; s < seconds; s++) {
         q.clock.advance(1_000);
@@ -25,7 +28,8 @@ describe('the fraud demo', () => {
     } finally {
       await q.stop();
     }
-    const stream = new CardPaymentStream(rate, partitions);
+    const alerts: Alert[] = rows.flatMap((r) => r.latest);
+    const stream = new CardPaymentStream(rate, partitions, { replays: true });
     // An incident can be caught once its last row is in; a silent card once the watermark (2 s
     // behind the newest payment) has passed the silence after it.
     const rowsSeen = stream.rate * seconds;
@@ -66,6 +70,29 @@ describe('the fraud demo', () => {
       alerts.filter((a) => !fraudCards.has(a.cardId)).map((a) => `${a.rule} ${a.cardId}`),
       [],
       'no clean card raised an alert',
+    );
+
+    // Update mode: a row for every verdict, its window's totals so far; the last one per window holds them all.
+    const windows = new Map<string, CardWindow>();
+    for (const r of rows) windows.set(`${r.cardId} ${r.window.start}`, r);
+    const payments = [...windows.values()].reduce((n, w) => n + w.payments, 0);
+    const replays = [0, 1].reduce((n, p) => n + stream.replays(p, rowsSeen), 0);
+    assert.ok(replays >= 20, `a 40-s run replays payments (${replays})`);
+    assert.equal(payments, 2 * rowsSeen - replays, 'each payment counts once, its replay not at all');
+    const dropped = progress.reduce(
+      (n, p) => n + (p.stateOperators[0]?.customMetrics.numDroppedDuplicateRows ?? 0),
+      0,
+    );
+    assert.equal(dropped, replays, 'the deduplication reports the replays it dropped');
+    const brought = new Map<string, number>();
+    for (const r of rows) {
+      const key = `${r.cardId} ${r.window.start}`;
+      brought.set(key, (brought.get(key) ?? 0) + r.latest.length);
+    }
+    assert.deepEqual(
+      [...windows].filter(([key, w]) => w.alerts !== brought.get(key)).map(([key]) => key),
+      [],
+      'a window counts the alerts its updates brought',
     );
   });
 });

@@ -78,3 +78,33 @@ describe("the demo's payments", () => {
     assert.match(p.cardId, /^card-\d{6,}$/);
   });
 });
+
+describe("the demo's replayed payments", () => {
+  it('send a few clean payments again half a second later, the same payment with the same id and time', () => {
+    const rate = 2000;
+    const plain = new CardPaymentStream(rate, 2);
+    const replaying = new CardPaymentStream(rate, 2, { replays: true });
+    // The schedule of a partition: 1 row per ms, from 1 000 000 ms.
+    const at = (offset: number) => 1_000_000 + offset;
+    const ids = new Map<string, number>();
+    let replays = 0;
+    for (let offset = 0; offset < 20_000; offset++) {
+      const row = replaying.generate(0, offset, at(offset));
+      const first = ids.get(row.txId);
+      if (first === undefined) {
+        ids.set(row.txId, offset);
+        assert.deepEqual(
+          row,
+          plain.generate(0, offset, at(offset)),
+          'a payment of its own is as without replays',
+        );
+        continue;
+      }
+      replays++;
+      assert.equal(offset - first, 500, 'a replay comes half a second after its original');
+      assert.deepEqual(row, plain.generate(0, first, at(first)), 'a replay is its original, time and all');
+    }
+    assert.equal(replays, replaying.replays(0, 20_000), 'replays() counts them');
+    assert.ok(replays > 10 && replays < 100, `about 2 in 1000 rows are replays (${replays})`);
+  });
+});

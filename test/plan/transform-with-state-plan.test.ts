@@ -171,4 +171,39 @@ describe('transformWithState at plan time', () => {
     });
     assert.throws(() => stream().groupByKey('k' as never), { code: 'INVALID_ARGUMENT' });
   });
+
+  it('refuses an eventTimeColumn without a watermark above, and carries one on through it', () => {
+    const e = refusal(() =>
+      analyze(
+        stream()
+          .groupByKey((r) => r.k)
+          .transformWithState(new Echo(), { timeMode: 'none', outputMode: 'append', eventTimeColumn: 'ts' })
+          .writeStream(sinks.memory({ name: 'out' })).definition,
+      ),
+    );
+    assert.equal(e.code, 'UNSUPPORTED_OPERATION');
+    assert.match(e.message, /eventTimeColumn 'ts' carries the watermark on .* needs withWatermark/);
+    const plan = analyze(
+      stream()
+        .withWatermark('ts', '1 second')
+        .groupByKey((r) => r.k)
+        .transformWithState(new Echo(), {
+          timeMode: 'eventTime',
+          outputMode: 'append',
+          eventTimeColumn: 'ts',
+        })
+        .writeStream(sinks.memory({ name: 'out' })).definition,
+    );
+    const tws = plan.operators.find((o) => o.node.kind === 'transformWithState')!;
+    assert.deepEqual([...plan.timeColumns[tws.id]!.keys()], ['ts']);
+  });
+
+  it('refuses an eventTimeColumn that is not a column name', () => {
+    const e = refusal(() =>
+      stream()
+        .groupByKey((r) => r.k)
+        .transformWithState(new Echo(), { timeMode: 'none', outputMode: 'append', eventTimeColumn: '' }),
+    );
+    assert.equal(e.code, 'INVALID_ARGUMENT');
+  });
 });

@@ -191,6 +191,21 @@ const cases: [string, string, Step[]][] = [
       },
     ],
   ],
+  [
+    'processor-window',
+    'transformWithState with an eventTimeColumn, then a window aggregation, append mode',
+    [
+      {
+        // Rows 0..9 s and the timers of 0 and 5 (at 2 s and 7 s): [0,5) closes at the 9-s watermark.
+        add: range(0, 9),
+        out: [{ start: 0, n: 6, sum: 9 }],
+        state: [0, 1],
+        dropped: [0, 0],
+      },
+      // 3 s is late at the processor; 12 s moves the watermark past [5,10).
+      { add: [tick(12), tick(3)], out: [{ start: 5, n: 6, sum: 34 }], state: [0, 1], dropped: [1, 0] },
+    ],
+  ],
 ];
 
 for (const trigger of ['microBatch', 'realTime']) {
@@ -215,6 +230,34 @@ describe('chains of stateful operators that cannot run', () => {
       },
     );
   });
+});
+
+describe('a processor that emits rows behind the watermark', () => {
+  for (const trigger of ['microBatch', 'realTime'])
+    it(`fails the query with EMITTING_ROWS_OLDER_THAN_WATERMARK_NOT_ALLOWED (${trigger})`, async () => {
+      const q = await startQuery(job, { params: { case: 'processor-old-rows', trigger }, clock: 'manual' });
+      try {
+        // Stamped 0, above the watermark that has seen no row yet.
+        q.source<Tick>('in').addData([tick(10)]);
+        await q.processAllAvailable();
+        // Stamped 0 again, now behind the 10-s watermark the processor judged the row by.
+        q.source<Tick>('in').addData([tick(11)]);
+        // The batch that runs it (micro-batch) fails with the query.
+        const processed = q.processAllAvailable().catch(() => {});
+        await assert.rejects(q.awaitTermination(), (e: MillraceError) => {
+          const code = e.code === 'TASK_FAILED' ? (e.cause as MillraceError).code : e.code;
+          assert.equal(code, 'EMITTING_ROWS_OLDER_THAN_WATERMARK_NOT_ALLOWED');
+          assert.match(
+            e.message,
+            /eventTimeColumn 'eventTime' \(1970-01-01T00:00:00.000Z\) is not later than the watermark/,
+          );
+          return true;
+        });
+        await processed;
+      } finally {
+        await q.stop().catch(() => {});
+      }
+    });
 });
 
 describe('rows added in one go are one micro-batch', () => {

@@ -100,6 +100,11 @@ export class ProgressBuilder {
       p.numRowsDroppedByWatermark += s.numRowsDroppedByWatermark - (before?.numRowsDroppedByWatermark ?? 0);
       p.memoryUsedBytes += s.memoryUsedBytes;
       p.customMetrics.keyGroupsToLoad! += s.keyGroupsToLoad ?? 0;
+      if (s.numDroppedDuplicateRows !== undefined)
+        p.customMetrics.numDroppedDuplicateRows =
+          (p.customMetrics.numDroppedDuplicateRows ?? 0) +
+          s.numDroppedDuplicateRows -
+          (before?.numDroppedDuplicateRows ?? 0);
     }
     return [...byOperator.entries()].sort(([a], [b]) => a - b).map(([, p]) => p);
   }
