@@ -48,6 +48,11 @@ export interface AnalyzedPlan {
   /** For each operator, the watermark inputs upstream of it (indices into `watermarks`). */
   readonly watermarksAbove: readonly (readonly number[])[];
   /**
+   * For each operator, how far (ms) its watermark trails the one in force: the stream–stream joins
+   * upstream of it hold rows back by their time range (see {@link joinWatermarkLag}). 0 for most.
+   */
+  readonly watermarkLags: readonly number[];
+  /**
    * For each operator, the columns of its output rows that hold an event time some watermark
    * bounds, with those watermark inputs (see {@link timeColumnsOf}).
    */
@@ -105,12 +110,24 @@ export function analyze(definition: QueryDefinition): AnalyzedPlan {
   }
   const timeColumns: ReadonlyMap<string, readonly number[]>[] = [];
   for (const op of operators) timeColumns.push(timeColumnsOf(op, timeColumns, watermarks, watermarksAbove));
+  // An operator's input watermark is the least its inputs emit by: each join takes its lag off.
+  const watermarkLags: number[] = [];
+  for (const op of operators) {
+    let lag = 0;
+    for (const i of op.inputs) {
+      const input = operators[i]!;
+      const out = watermarkLags[i]! + (input.node.kind === 'streamJoin' ? joinWatermarkLag(input.node) : 0);
+      lag = Math.max(lag, out);
+    }
+    watermarkLags.push(lag);
+  }
   const plan: AnalyzedPlan = Object.freeze({
     operators: Object.freeze(operators),
     rootId,
     sources: Object.freeze(sources),
     watermarks: Object.freeze(watermarks),
     watermarksAbove: Object.freeze(watermarksAbove.map((w) => Object.freeze(w))),
+    watermarkLags: Object.freeze(watermarkLags),
     timeColumns: Object.freeze(timeColumns),
     definition,
   });
@@ -122,6 +139,17 @@ export function analyze(definition: QueryDefinition): AnalyzedPlan {
   checkRealTimeOperators(plan);
   checkOutputMode(plan);
   return plan;
+}
+
+/**
+ * How far behind its input watermark `W` a stream–stream join's output watermark is, as Spark
+ * computes it (the least of both sides' state watermarks and `W`): with the range
+ * `r ∈ [l + lower, l + upper]`, a left row stays buffered until `l + upper <= W` and a right row
+ * until `r − lower <= W`, so a joined or outer row can carry a left time as old as `W − upper` and a
+ * right time as old as `W + lower`. The operators after the join keep time by `W − lag`.
+ */
+export function joinWatermarkLag(node: NodeOf<'streamJoin'>): number {
+  return Math.max(0, node.range.upperMs, -node.range.lowerMs);
 }
 
 /**
@@ -387,17 +415,6 @@ function checkStatefulOperators(plan: AnalyzedPlan): void {
   }
   for (const op of stateful)
     if (op.node.kind === 'streamJoin') checkStreamJoin(plan, op as PlannedOperator<'streamJoin'>);
-  for (const [id, next] of statefulDownstream(plan)) {
-    const op = plan.operators[id]!;
-    if (next.length === 0 || op.node.kind !== 'streamJoin') continue;
-    throw new MillraceError(
-      ErrorCode.UNSUPPORTED_OPERATION,
-      `${describeOperator(op)} is followed by ${describeOperator(next[0]!)}: a stream–stream join holds rows ` +
-        'back by its time range and emits outer rows after the watermark passed them, so rows it emits ' +
-        'could be late for the next stateful operator (Spark refuses this chain too); run the join in a ' +
-        'query of its own and read its output in a second one',
-    );
-  }
 }
 
 /**
@@ -519,6 +536,12 @@ function followedOperatorModes(op: PlannedOperator, next: PlannedOperator): Mode
     const why =
       `its rows go on to ${describeOperator(next)}, which must get each group once, final, as append mode ` +
       'emits it when the watermark closes it (Spark allows several aggregations in append mode only)';
+    return { update: why, complete: why };
+  }
+  if (op.node.kind === 'streamJoin') {
+    const why =
+      'a stream–stream join emits each joined row once and never changes it, so a query that holds ' +
+      'one runs in append mode (Spark allows a join between two streams in append mode only)';
     return { update: why, complete: why };
   }
   // transformWithState's rows are the next operator's input: the mode its processor declares says

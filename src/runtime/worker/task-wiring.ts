@@ -47,6 +47,7 @@ export function wireInputs(
     plan.watermarks.map((w) => w.idleTimeoutMs),
     carriers,
     heads.length,
+    stateful === null ? 0 : plan.watermarkLags[stage.chain[0]!.id]!,
   );
   watermarks.restore(host.initialWatermarks, host.initialLateWatermark);
   return { heads, watermarks };

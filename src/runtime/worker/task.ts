@@ -438,10 +438,11 @@ export class Task implements OperatorContext, SinkTask, SourceTask {
    */
   private endEpoch(epoch: number): void {
     const stateful = this.stateful!;
-    let next = this.watermarks.watermark;
+    // Reports speak of the watermark in force; the operator keeps time by its own (less its lag).
+    let next = this.watermarks.inForce;
     if (this.host.microBatch) {
-      this.batchWatermark = next;
-      stateful.finishBatch(next);
+      this.batchWatermark = this.watermarks.watermark;
+      stateful.finishBatch(this.batchWatermark);
       next = this.watermarks.commitBatch(this.host.clock.now());
     }
     this.host.result.writeValue(
@@ -450,7 +451,7 @@ export class Task implements OperatorContext, SinkTask, SourceTask {
         epoch,
         partition: this.partition,
         watermark: next,
-        nextDue: stateful.nextDue(),
+        nextDue: stateful.nextDue() + this.watermarks.lag,
         nextTimerDue: stateful.processingTimerDue?.() ?? Number.POSITIVE_INFINITY,
         inputs: this.watermarks.values(),
       },

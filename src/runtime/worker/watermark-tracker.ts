@@ -42,6 +42,11 @@ export class WatermarkTracker {
     /** For each input, the task's input channels that relay its markers (see the class comment). */
     private readonly carriers: readonly (readonly number[])[] = [],
     private readonly channels = 0,
+    /**
+     * How far the stateful operator's watermark trails the one in force: the stream–stream joins
+     * upstream hold rows back by their time range (AnalyzedPlan.watermarkLags).
+     */
+    readonly lag = 0,
   ) {
     this.heard = new Float64Array(inputs * channels).fill(Number.NEGATIVE_INFINITY);
     this.known = new Float64Array(inputs).fill(Number.NEGATIVE_INFINITY);
@@ -76,9 +81,14 @@ export class WatermarkTracker {
     this.deadline = Math.min(Number.POSITIVE_INFINITY, ...this.relevant.map((i) => this.idleAt[i]!));
   }
 
-  /** The watermark in force (−∞ before any): what state is evicted and emitted by. */
-  get watermark(): number {
+  /** The watermark in force (−∞ before any): what the task reports and checkpoints. */
+  get inForce(): number {
     return this.current;
+  }
+
+  /** The stateful operator's watermark (the one in force less the lag): what state is evicted and emitted by. */
+  get watermark(): number {
+    return this.current - this.lag;
   }
 
   /**
@@ -88,7 +98,7 @@ export class WatermarkTracker {
    * operator of a chain.
    */
   get lateWatermark(): number {
-    return this.perBatch ? this.previous : this.current;
+    return (this.perBatch ? this.previous : this.current) - this.lag;
   }
 
   /** When time alone may move the watermark (a silent input's idle timeout). */
@@ -141,7 +151,7 @@ export class WatermarkTracker {
     return !this.perBatch && now >= this.deadline && this.recompute(now);
   }
 
-  /** Micro-batch end: the watermark for the next batch. */
+  /** Micro-batch end: the watermark in force for the next batch. */
   commitBatch(now: number): number {
     this.previous = this.current;
     this.recompute(now);
