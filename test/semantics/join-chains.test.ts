@@ -142,6 +142,26 @@ const cases: [string, string, Step[]][] = [
     ],
   ],
   [
+    'dedup-join',
+    'deduplication, then a join, sees a replayed row once',
+    [
+      {
+        // x@1 comes twice: one reaches the join. Both rows match R3; the watermark reaches 2 s,
+        // which forgets the deduplication's keys (1 s and 2 s) and none of the join's rows.
+        left: [side('a', s(1), 'x'), side('a', s(1), 'x'), side('a', s(2), 'y')],
+        right: [side('a', s(3), 'R3')],
+        out: [
+          { lt: 1, ln: 'x', rt: 3 },
+          { lt: 2, ln: 'y', rt: 3 },
+        ],
+        state: [0, 3],
+        dropped: [0, 0],
+      },
+      // x@1 again, now behind the watermark: late at the deduplication.
+      { left: [side('a', s(1), 'x')], right: [], out: [], state: [0, 3], dropped: [1, 0] },
+    ],
+  ],
+  [
     'join-join',
     'a join, then a join of its output with a third stream, keeps time by the one before',
     [
