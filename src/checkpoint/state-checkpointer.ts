@@ -87,6 +87,11 @@ export class StateCheckpointer {
   private lastWrite: Promise<void> = Promise.resolve();
   /** The task ended: no more background work. */
   private stopped = false;
+  /**
+   * Time spent committing versions so far (ms, cumulative): packing a version's last pieces and
+   * writing its file, until it is durable. Spark's commitTimeMs.
+   */
+  commitMs = 0;
 
   constructor(
     private readonly store: CheckpointedStore,
@@ -279,6 +284,7 @@ export class StateCheckpointer {
 
   /** Packs the job's last entries, its removals and its end, and writes its file after the previous. */
   private write(job: Job): void {
+    const began = performance.now();
     this.pack(job, job.freeze.drain(true));
     const { removed, totals, evictedUpTo } = job.freeze;
     let removals = 0;
@@ -298,9 +304,14 @@ export class StateCheckpointer {
     }
     const path = join(this.dir, stateFileName(job.header.version, job.header.kind));
     // In order: a failed write fails the task, and the writes after it are not reported durable.
-    this.lastWrite = this.lastWrite.then(() =>
-      writeChunksAtomic(path, job.chunks, job.crc).then(() => this.hooks.durable(job.epoch)),
-    );
+    this.commitMs += performance.now() - began;
+    this.lastWrite = this.lastWrite.then(() => {
+      const started = performance.now();
+      return writeChunksAtomic(path, job.chunks, job.crc).then(() => {
+        this.commitMs += performance.now() - started;
+        this.hooks.durable(job.epoch);
+      });
+    });
     this.lastWrite.catch((e: unknown) => this.hooks.failed(e));
   }
 

@@ -5,22 +5,25 @@ import { parseArgs } from 'node:util';
 import type { Alert } from '../demo/detector.js';
 import type { CardWindow } from '../demo/fraud-pipeline.js';
 import { ErrorCode, MillraceError } from '../errors.js';
+import { type MetricsServer, serveMetrics } from '../metrics/server.js';
 import { startQuery } from '../runtime/driver/start-query.js';
 import type { StreamingQuery } from '../runtime/driver/streaming-query.js';
 import { parseDuration } from '../util/duration.js';
 import { reportError, wantsStacks } from './error-report.js';
 import { formatCount, progressStatus } from './format.js';
 import { type CliIO, ExitCode } from './io.js';
-import { superviseQuery } from './run.js';
+import { metricsPortOption, superviseQuery } from './run.js';
 import { StatusLine } from './status-line.js';
 
-export const DEMO_USAGE = `Usage: millrace demo [--rate N] [--duration d] [--checkpoint dir]
+export const DEMO_USAGE = `Usage: millrace demo [--rate N] [--duration d] [--checkpoint dir] [--metrics-port N]
 
 Runs the fraud-detection demo on a built-in stream of card payments with injected fraud.
   --rate N          payments per second (default 5000)
   --duration d      how long to run (default 30s); Ctrl-C stops earlier
   --checkpoint dir  keep the checkpoints there (a later run resumes from them); by default they go
                     to a temporary directory removed at the end
+  --metrics-port N  where the query's Prometheus metrics are served on 127.0.0.1 (default 0: any
+                    free port); the URL is printed at the start
 `;
 
 const RULE_COLOUR: Record<Alert['rule'], string> = {
@@ -39,11 +42,18 @@ export async function demoCommand(args: string[], io: CliIO): Promise<number> {
   let rate: number;
   let durationMs: number;
   let kept: string | undefined;
+  let metricsPort: number;
   try {
     const { values } = parseArgs({
       args,
-      options: { rate: { type: 'string' }, duration: { type: 'string' }, checkpoint: { type: 'string' } },
+      options: {
+        rate: { type: 'string' },
+        duration: { type: 'string' },
+        checkpoint: { type: 'string' },
+        'metrics-port': { type: 'string' },
+      },
     });
+    metricsPort = metricsPortOption(values['metrics-port'] ?? '0', undefined)!;
     kept = values.checkpoint;
     rate = Number(values.rate ?? 5000);
     if (!Number.isFinite(rate) || rate <= 0)
@@ -55,7 +65,7 @@ export async function demoCommand(args: string[], io: CliIO): Promise<number> {
   }
   const checkpoints = kept ?? mkdtempSync(join(tmpdir(), 'millrace-demo-'));
   try {
-    return await runDemo(rate, durationMs, checkpoints, io);
+    return await runDemo(rate, durationMs, checkpoints, metricsPort, io);
   } finally {
     if (kept === undefined) rmSync(checkpoints, { recursive: true, force: true });
   }
@@ -103,7 +113,13 @@ class DemoTally {
   }
 }
 
-async function runDemo(rate: number, durationMs: number, checkpoints: string, io: CliIO): Promise<number> {
+async function runDemo(
+  rate: number,
+  durationMs: number,
+  checkpoints: string,
+  metricsPort: number,
+  io: CliIO,
+): Promise<number> {
   const status = new StatusLine(io, io.isTTY);
   const tally = new DemoTally();
   const colour = io.isTTY;
@@ -122,6 +138,30 @@ async function runDemo(rate: number, durationMs: number, checkpoints: string, io
     `Fraud demo: ${formatCount(rate)} card payments/s for ${durationMs / 1000} s (Ctrl-C to stop); ` +
       `checkpoints in ${checkpoints}\n`,
   );
+  let metrics: MetricsServer;
+  try {
+    metrics = await serveMetrics({ port: metricsPort });
+  } catch (e) {
+    reportError(io, 'millrace demo: ', e, wantsStacks());
+    return ExitCode.USAGE;
+  }
+  try {
+    return await superviseDemo(rate, durationMs, checkpoints, io, status, tally, print, metrics.url);
+  } finally {
+    await metrics.close();
+  }
+}
+
+async function superviseDemo(
+  rate: number,
+  durationMs: number,
+  checkpoints: string,
+  io: CliIO,
+  status: StatusLine,
+  tally: DemoTally,
+  print: (line: string) => void,
+  metricsUrl: string,
+): Promise<number> {
   let q: StreamingQuery;
   try {
     q = await startQuery(new URL('../demo/fraud-job.js', import.meta.url), {
@@ -133,6 +173,7 @@ async function runDemo(rate: number, durationMs: number, checkpoints: string, io
     reportError(io, 'millrace demo: ', e, wantsStacks());
     return ExitCode.QUERY_FAILED;
   }
+  status.print(`Metrics: ${metricsUrl}`);
   const started = performance.now();
   return superviseQuery(q, io, {
     durationMs,

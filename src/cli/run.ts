@@ -3,6 +3,7 @@ import type { QueryOptionsInput } from '../api/query-options.js';
 import type { RestartPolicyInput } from '../api/restart-policy.js';
 import { ErrorCode, MillraceError } from '../errors.js';
 import type { StreamingQueryProgress } from '../metrics/progress.js';
+import { type MetricsServer, serveMetrics } from '../metrics/server.js';
 import { startQuery } from '../runtime/driver/start-query.js';
 import type { StreamingQuery } from '../runtime/driver/streaming-query.js';
 import { parseDuration } from '../util/duration.js';
@@ -16,6 +17,7 @@ import { StatusLine } from './status-line.js';
 export const RUN_USAGE = `Usage: millrace run <job> [--param k=v]... [--checkpoint dir [--restart [--max-retries N]]]
                     [--dead-letters dir | --dead-letters-kafka brokers/topic]
                     [--late-rows dir | --late-rows-kafka brokers/topic]
+                    [--metrics-port N [--metrics-host H]]
                     [--progress json|pretty] [--duration d] [--stop-timeout d] [--verbose]
 
   <job>             a job module (.js or .ts) whose default export is defineJob(...)
@@ -36,6 +38,9 @@ export const RUN_USAGE = `Usage: millrace run <job> [--param k=v]... [--checkpoi
                     puts the query under onLateRow 'sideOutput'
   --late-rows-kafka brokers/topic
                     the same, to a Kafka topic
+  --metrics-port N  serve the query's Prometheus metrics at http://127.0.0.1:N/metrics (0: any
+                    free port; the URL is printed on stderr)
+  --metrics-host H  the address that server binds (default 127.0.0.1: this machine only)
   --progress mode   'pretty': a live status line; 'json': one progress object a line
                     (default: pretty on a terminal, json otherwise)
   --duration d      stop after d (e.g. 500ms, 30s, 5min); default: until Ctrl-C
@@ -60,6 +65,8 @@ export async function runCommand(args: string[], io: CliIO): Promise<number> {
     restart?: boolean;
     'max-retries'?: string;
     verbose?: boolean;
+    'metrics-port'?: string;
+    'metrics-host'?: string;
   } & SideOutputFlags;
   let positionals: string[];
   try {
@@ -79,6 +86,8 @@ export async function runCommand(args: string[], io: CliIO): Promise<number> {
         'dead-letters-kafka': { type: 'string' },
         'late-rows': { type: 'string' },
         'late-rows-kafka': { type: 'string' },
+        'metrics-port': { type: 'string' },
+        'metrics-host': { type: 'string' },
       },
     }));
   } catch (e) {
@@ -99,7 +108,9 @@ export async function runCommand(args: string[], io: CliIO): Promise<number> {
   let stopTimeoutMs = DEFAULT_STOP_TIMEOUT_MS;
   let restartPolicy: RestartPolicyInput | undefined;
   let options: QueryOptionsInput;
+  let metricsPort: number | undefined;
   try {
+    metricsPort = metricsPortOption(values['metrics-port'], values['metrics-host']);
     params = parseParams(values.param);
     durationMs = values.duration === undefined ? undefined : parseDuration(values.duration, '--duration');
     if (values['stop-timeout'] !== undefined)
@@ -112,6 +123,16 @@ export async function runCommand(args: string[], io: CliIO): Promise<number> {
   }
   const verbose = wantsStacks(values.verbose === true);
   const status = new StatusLine(io, mode === 'pretty' && io.isTTY);
+  let metrics: MetricsServer | undefined;
+  if (metricsPort !== undefined) {
+    try {
+      metrics = await serveMetrics({ port: metricsPort, host: values['metrics-host'] });
+    } catch (e) {
+      reportError(io, 'millrace: ', e, verbose);
+      return ExitCode.USAGE;
+    }
+    status.print(`millrace: metrics at ${metrics.url}`, 'stderr');
+  }
   let q: StreamingQuery;
   try {
     q = await startQuery(positionals[0]!, {
@@ -121,21 +142,42 @@ export async function runCommand(args: string[], io: CliIO): Promise<number> {
       ...(Object.keys(options).length > 0 && { options }),
     });
   } catch (e) {
+    await metrics?.close();
     reportError(io, 'millrace: ', e, verbose);
     return startFailureCode(e);
   }
   reportRestarts(q, status);
-  return superviseQuery(q, io, {
-    durationMs,
-    stopTimeoutMs,
-    onProgress: (p) => {
-      if (mode === 'json') status.print(JSON.stringify(p));
-      else status.update(progressStatus(p));
-    },
-    status,
-    summary: mode === 'pretty',
-    verbose,
-  });
+  try {
+    return await superviseQuery(q, io, {
+      durationMs,
+      stopTimeoutMs,
+      onProgress: (p) => {
+        if (mode === 'json') status.print(JSON.stringify(p));
+        else status.update(progressStatus(p));
+      },
+      status,
+      summary: mode === 'pretty',
+      verbose,
+    });
+  } finally {
+    await metrics?.close();
+  }
+}
+
+/** `--metrics-port N`: a port number (0: any free one); undefined when not given. */
+export function metricsPortOption(port: string | undefined, host: string | undefined): number | undefined {
+  if (port === undefined) {
+    if (host !== undefined) throw new MillraceError(ErrorCode.USAGE, '--metrics-host needs --metrics-port');
+    return undefined;
+  }
+  const n = Number(port);
+  if (!/^\d+$/.test(port) || n > 65535) {
+    throw new MillraceError(
+      ErrorCode.USAGE,
+      `--metrics-port must be a port number (0 to 65535), got '${port}'`,
+    );
+  }
+  return n;
 }
 
 /**

@@ -127,6 +127,8 @@ export interface StateOperatorCounters {
   memoryUsedBytes: number;
   /** Key groups a lazy restore has not loaded yet (set by the task from the store). */
   keyGroupsToLoad?: number;
+  /** Time spent writing the operator's checkpoints (ms; set by the task from its checkpointer). */
+  commitTimeMs?: number;
   /** Deduplication: rows dropped as duplicates of a key it holds (Spark's custom metric). */
   numDroppedDuplicateRows?: number;
 }

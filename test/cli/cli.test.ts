@@ -148,9 +148,13 @@ describe('millrace run', () => {
 });
 
 describe('millrace demo', () => {
-  it('prints alerts as the detector raises them, then sums up alerts, spend, replays and latency', async () => {
+  it('serves its metrics, prints alerts as the detector raises them, then sums up alerts, spend, replays and latency', async () => {
     const t = fakeIO();
-    const code = await main(['demo', '--rate', '10000', '--duration', '2s'], t.io);
+    const running = main(['demo', '--rate', '10000', '--duration', '2s'], t.io);
+    // The metrics are served while it runs, once the query started.
+    const [, url] = await t.printed(/Metrics: (http:\/\/127\.0\.0\.1:\d+\/metrics)/);
+    assert.match(await (await fetch(url!)).text(), /^# TYPE millrace_input_rows_total counter$/m);
+    const code = await running;
     assert.equal(code, 0, t.stderr());
     const out = t.stdout();
     const checkpoints = /checkpoints in (\S+millrace-demo-\S+)/.exec(out)?.[1];

@@ -99,6 +99,8 @@ export class ProgressBuilder {
       p.numRowsRemoved += s.numRowsRemoved - (before?.numRowsRemoved ?? 0);
       p.numRowsDroppedByWatermark += s.numRowsDroppedByWatermark - (before?.numRowsDroppedByWatermark ?? 0);
       p.memoryUsedBytes += s.memoryUsedBytes;
+      // Writes summed over the partitions, in the interval (Spark's commitTimeMs, per batch).
+      p.commitTimeMs += Math.max(0, (s.commitTimeMs ?? 0) - (before?.commitTimeMs ?? 0));
       p.customMetrics.keyGroupsToLoad! += s.keyGroupsToLoad ?? 0;
       if (s.numDroppedDuplicateRows !== undefined)
         p.customMetrics.numDroppedDuplicateRows =
@@ -106,7 +108,9 @@ export class ProgressBuilder {
           s.numDroppedDuplicateRows -
           (before?.numDroppedDuplicateRows ?? 0);
     }
-    return [...byOperator.entries()].sort(([a], [b]) => a - b).map(([, p]) => p);
+    return [...byOperator.entries()]
+      .sort(([a], [b]) => a - b)
+      .map(([, p]) => ({ ...p, commitTimeMs: Math.round(p.commitTimeMs * 1000) / 1000 }));
   }
 
   /** Spark's eventTime: event times seen in the interval, and the watermark in force (ISO-8601). */

@@ -5,6 +5,7 @@ import { checkSinkCapabilities } from '../../connectors/checks.js';
 import { withLayouts } from '../../connectors/layouts.js';
 import { resolveLayouts } from '../../connectors/resolve.js';
 import { invalidArgument } from '../../errors.js';
+import { type MetricsOptions, meterQuery } from '../../metrics/prometheus.js';
 import { checkAsyncProgressTracking, checkSinkMode, checkSourceEvolution } from '../../plan/analyze.js';
 import { planFingerprint } from '../../plan/fingerprint.js';
 import { keepsWholeRows, planPhysical } from '../../plan/physical.js';
@@ -55,6 +56,12 @@ export interface StartOptions {
    * epochs stay in this run's sink, as if source and sink had outlived the query.
    */
   continueFrom?: StreamingQuery;
+  /**
+   * Where the query's Prometheus metrics are registered (docs/operations.md, "Monitoring"):
+   * `{ registry }` for a prom-client registry of your own; by default prom-client's default
+   * registry; `false` for none.
+   */
+  metrics?: MetricsOptions | false;
 }
 
 const defaultConsole = (line: string, stream: 'stdout' | 'stderr') => {
@@ -153,6 +160,7 @@ export async function startQuery(job: JobLocation, options: StartOptions = {}): 
     };
     const q = new StreamingQuery(config, { console: options.console ?? defaultConsole, openAttempt });
     await q.launch(options.startTimeoutMs ?? 60_000, options.initialData ?? {}, options.continueFrom);
+    if (options.metrics !== false) meterQuery(q, options.metrics);
     return q;
   } catch (e) {
     // A query that did not start releases its checkpoint (launch failures already did).

@@ -611,7 +611,11 @@ export class Task implements OperatorContext, SinkTask, SourceTask {
       state:
         this.stateful === null
           ? null
-          : { ...this.stateful.stateCounters(), keyGroupsToLoad: this.stateful.store.keyGroupsToLoad },
+          : {
+              ...this.stateful.stateCounters(),
+              keyGroupsToLoad: this.stateful.store.keyGroupsToLoad,
+              commitTimeMs: this.checkpointer?.commitMs ?? 0,
+            },
       eventTime: this.takeEventTimeStats(),
       backpressureMs:
         this.backpressureMs + (this.blockedSince === 0 ? 0 : performance.now() - this.blockedSince),
