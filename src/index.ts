@@ -69,6 +69,7 @@ export { type QueryDefinition, StreamWriter } from './api/writer.js';
 export type { SinkEpoch } from './connectors/contract.js';
 export * from './connectors/index.js';
 export { ErrorCode, MillraceError, type SerializedError } from './errors.js';
+export { DIAGNOSTICS_CHANNELS } from './metrics/diagnostics.js';
 export type { LatencyKind, LatencyQuantiles, LatencySummary } from './metrics/latency.js';
 export {
   type QueryIdleEvent,

@@ -1,5 +1,6 @@
 import { EventEmitter } from 'node:events';
 import { ErrorCode, MillraceError } from '../../errors.js';
+import { DIAGNOSTICS_CHANNELS, publish } from '../../metrics/diagnostics.js';
 import type { LatencyKind, LatencySummary } from '../../metrics/latency.js';
 import { notifyListeners } from '../../metrics/listeners.js';
 import type { StreamingQueryProgress } from '../../metrics/progress.js';
@@ -132,6 +133,7 @@ export class StreamingQuery extends EventEmitter<QueryEvents> {
       timestamp: new Date(this.config.clock.now()).toISOString(),
     };
     notifyListeners('onQueryStarted', event);
+    publish(DIAGNOSTICS_CHANNELS.queryStart, () => ({ ...event, attempt: this.restarts.attempt }));
     // After the caller's `await startQuery(...)` continuation, so `q.on('started')` there sees it.
     setImmediate(() => this.emit('started'));
   }
@@ -150,7 +152,10 @@ export class StreamingQuery extends EventEmitter<QueryEvents> {
         return this.handleOptions.openAttempt();
       },
       listener: () => this.runtimeListener(),
-      restarting: (event) => this.emit('restarting', event),
+      restarting: (event) => {
+        publish(DIAGNOSTICS_CHANNELS.queryRestart, () => ({ id: this.id, name: this.name, ...event }));
+        this.emit('restarting', event);
+      },
     };
   }
 
@@ -161,9 +166,24 @@ export class StreamingQuery extends EventEmitter<QueryEvents> {
     const current = () => this.restarts.attempt === attempt;
     return {
       progress: (p) => this.onProgress(p),
-      deadLetter: (d) => this.emit('deadLetter', d),
-      lateRow: (r) => this.emit('lateRow', r),
-      epochCommitted: (e) => this.emit('epochCommitted', e),
+      deadLetter: (d) => {
+        publish(DIAGNOSTICS_CHANNELS.badRecord, () => ({ id: this.id, name: this.name, deadLetter: d }));
+        this.emit('deadLetter', d);
+      },
+      lateRow: (r) => {
+        publish(DIAGNOSTICS_CHANNELS.lateRow, () => ({ id: this.id, name: this.name, lateRow: r }));
+        this.emit('lateRow', r);
+      },
+      epochCommitted: (e) => {
+        publish(DIAGNOSTICS_CHANNELS.epochCommit, () => ({
+          id: this.id,
+          runId: this.runId,
+          name: this.name,
+          epoch: e,
+          checkpointed: this.config.checkpoint !== null,
+        }));
+        this.emit('epochCommitted', e);
+      },
       failed: (e) => {
         if (current()) void this.onFailed(e);
       },
@@ -509,6 +529,12 @@ export class StreamingQuery extends EventEmitter<QueryEvents> {
     // No attempt follows: nothing is due, and rows held for one go nowhere.
     this.restarts.nextRestartAt = null;
     this.restartLoop.takeHeld();
+    publish(DIAGNOSTICS_CHANNELS.queryEnd, () => ({
+      id: this.id,
+      runId: this.runId,
+      name: this.name,
+      error,
+    }));
     this.emit('terminated', error);
     notifyListeners('onQueryTerminated', { id: this.id, runId: this.runId, exception: error });
     if (error) this.rejectEnded(error);
