@@ -3,7 +3,7 @@ import { formatBytes, formatCount, formatLatency, formatSkew } from './format.js
 import { BUSY_MACHINE_PERCENT, foreignCpuLoad } from './machine.js';
 import { runMillrace } from './millrace-run.js';
 import { runPostMessage } from './postmessage-run.js';
-import type { BenchIO, MeasuredRun, RunSettings, SystemName, SystemRun } from './types.js';
+import type { BenchIO, IntervalHistogram, MeasuredRun, RunSettings, SystemName, SystemRun } from './types.js';
 
 /** How each system is run: one function per system, the same settings for both. */
 export const RUNNERS: Record<SystemName, (s: RunSettings) => Promise<MeasuredRun>> = {
@@ -15,6 +15,8 @@ export const RUNNERS: Record<SystemName, (s: RunSettings) => Promise<MeasuredRun
 export interface Measured {
   run: SystemRun;
   histogram: Histogram;
+  /** The engine's progress intervals, for latency over time (none for the baseline). */
+  intervals?: IntervalHistogram[];
 }
 
 /** One run of the stateless scenario, with a look at how busy the machine was just before it. */
@@ -31,7 +33,7 @@ export async function measureRun(io: BenchIO, runner: () => Promise<MeasuredRun>
   const m = await runner();
   const run: SystemRun = { ...m.run, foreignCpuPercent };
   io.err(`  ${describeRun(run)}\n`);
-  return { run, histogram: m.histogram };
+  return { run, histogram: m.histogram, ...(m.intervals === undefined ? {} : { intervals: m.intervals }) };
 }
 
 export function describeRun(r: SystemRun): string {

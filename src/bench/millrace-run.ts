@@ -6,7 +6,7 @@ import { startQuery } from '../runtime/driver/start-query.js';
 import type { StreamingQuery } from '../runtime/driver/streaming-query.js';
 import { listenClockErrors } from './clock-probe.js';
 import { judgeSustainable } from './sustainability.js';
-import type { MeasuredRun, RunSettings, RunWindow, StateStats } from './types.js';
+import type { IntervalHistogram, MeasuredRun, RunSettings, RunWindow, StateStats } from './types.js';
 
 const STATELESS_JOB = new URL('./stateless-job.js', import.meta.url);
 
@@ -141,8 +141,14 @@ async function measure(
   let measuring = false;
   let droppedInWindow = 0;
   const samples: number[] = [];
+  const intervals: IntervalHistogram[] = [];
   let state: StateStats | undefined;
   const onProgress = (p: StreamingQueryProgress) => {
+    const interval = q.intervalE2eHistogram();
+    if (measuring && interval !== null) {
+      const endMs = Date.parse(p.timestamp);
+      intervals.push({ startMs: endMs - p.batchDuration, endMs, histogram: interval });
+    }
     const op = p.stateOperators[0];
     accounted += p.sink.numOutputRows + (op?.numRowsDroppedByWatermark ?? 0);
     const source = p.sources[0];
@@ -209,6 +215,7 @@ async function measure(
         ...(state === undefined ? {} : { state }),
       },
       histogram,
+      intervals,
     };
   } finally {
     q.off('progress', onProgress);

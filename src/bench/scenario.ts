@@ -3,6 +3,7 @@ import { join, resolve } from 'node:path';
 import * as hdr from 'hdr-histogram-js';
 import { aggregate, type SystemAggregate } from './aggregate.js';
 import { formatLatency, formatRate } from './format.js';
+import { intervalLog, renderLatencyOverTime } from './latency-over-time.js';
 import { percentileCurve, renderLatencyPlot } from './latency-plot.js';
 import { describeMachine, type MachineInfo } from './machine.js';
 import type { Measured } from './measure.js';
@@ -67,6 +68,17 @@ export async function measureRates(plan: RatesPlan, io: BenchIO): Promise<RatesO
         // Recorded in µs; the file is in ms, as HdrHistogram's plotters expect.
         await writeFile(file, m.histogram.outputPercentileDistribution(5, 1000));
         files.push(file);
+        if (m.intervals !== undefined && m.intervals.length > 0) {
+          // Latency over time, so that a stall can be placed in the run.
+          const base = join(outDir, `${plan.scenario}-${rate}-${system}-run${r + 1}`);
+          const what = `${plan.scenario}, ${SYSTEM_LABEL[system]} at ${formatRate(rate)} rows/s, run ${r + 1}`;
+          await writeFile(`${base}.hlog`, intervalLog(m.intervals, what));
+          await writeFile(
+            `${base}-over-time.svg`,
+            renderLatencyOverTime(what, plan.plotSubtitle, m.intervals),
+          );
+          files.push(`${base}.hlog`, `${base}-over-time.svg`);
+        }
       }
     }
     const systems: Partial<Record<SystemName, SystemAggregate>> = {};

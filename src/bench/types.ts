@@ -113,8 +113,17 @@ export interface SystemRun {
   clockSpreadMs?: number | null;
 }
 
+/** The e2e histogram (µs) of one progress interval, and when it began and ended (ms since the epoch). */
+export interface IntervalHistogram {
+  startMs: number;
+  endMs: number;
+  histogram: Histogram;
+}
+
 /** A run and its e2e histogram (µs), kept in memory for files and plots. */
 export interface MeasuredRun {
   run: Omit<SystemRun, 'foreignCpuPercent'>;
   histogram: Histogram;
+  /** The measured window's progress intervals, for latency over time (the engine's runs). */
+  intervals?: IntervalHistogram[];
 }

@@ -98,6 +98,7 @@ function toMicros(ms: number): number {
 export class LatencyAggregator {
   private interval = emptySet();
   private total = emptySet();
+  private lastInterval: hdr.Histogram | null = null;
 
   add(encoded: EncodedLatency): void {
     for (const kind of LATENCY_KINDS) {
@@ -114,8 +115,14 @@ export class LatencyAggregator {
       processing: quantiles(this.interval.processing),
       sourceQueuing: quantiles(this.interval.sourceQueuing),
     };
+    this.lastInterval = this.interval.e2e;
     this.interval = emptySet();
     return out;
+  }
+
+  /** The e2e histogram of the interval {@link takeInterval} last closed (null before any). */
+  lastIntervalE2e(): hdr.Histogram | null {
+    return this.lastInterval;
   }
 
   /** Summary of the whole run so far. */

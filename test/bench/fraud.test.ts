@@ -1,8 +1,9 @@
 import assert from 'node:assert/strict';
-import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
+import * as hdr from 'hdr-histogram-js';
 import { aggregate } from '../../src/bench/aggregate.js';
 import { runFraud } from '../../src/bench/fraud.js';
 import { renderFraudReport } from '../../src/bench/millrace-report.js';
@@ -45,6 +46,24 @@ describe('the fraud benchmark', () => {
       for (const name of ['fraud-2000-millrace-run1.hgrm', 'fraud-2000.svg', 'fraud.json']) {
         assert.ok(existsSync(join(out, name)), `${name} was written`);
       }
+      // Latency over time: an interval log HdrHistogram's reader takes, and its plot.
+      const reader = new hdr.HistogramLogReader(
+        readFileSync(join(out, 'fraud-2000-millrace-run1.hlog'), 'utf8'),
+      );
+      let intervals = 0;
+      let recorded = 0;
+      for (let h = reader.nextIntervalHistogram(); h !== null; h = reader.nextIntervalHistogram()) {
+        intervals++;
+        recorded += h.totalCount;
+      }
+      assert.ok(
+        intervals >= 1 && recorded > 0,
+        `the log holds the window's intervals (${intervals}, ${recorded} values)`,
+      );
+      const overTime = readFileSync(join(out, 'fraud-2000-millrace-run1-over-time.svg'), 'utf8');
+      assert.match(overTime, /seconds into the measured window/);
+      for (const series of ['>max<', '>p99<', '>p50<'])
+        assert.ok(overTime.includes(series), `${series} in the legend`);
 
       const table = renderFraudReport(result);
       assert.match(table, /^ *2 000 +Millrace +\d/m);

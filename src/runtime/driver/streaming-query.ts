@@ -429,6 +429,14 @@ export class StreamingQuery extends EventEmitter<QueryEvents> {
     return this.runtime.latency.e2eHistogram();
   }
 
+  /**
+   * @internal The e2e histogram of the progress interval just reported (read in a `progress`
+   * listener; benchmarks log latency over time with it).
+   */
+  intervalE2eHistogram() {
+    return this.runtime.latency.lastIntervalE2e();
+  }
+
   /** The physical plan: stages, fused operators, shuffles, and which worker runs each task. */
   explain(): string {
     return `${explain(this.config.plan, this.config.physical)}\nWorkers: ${this.runtime.hostCount}`;
