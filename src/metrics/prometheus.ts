@@ -9,6 +9,15 @@ export interface MeteredQuery {
   readonly status: { readonly state: string };
   on(event: 'progress', listener: (p: StreamingQueryProgress) => void): unknown;
   on(event: 'restarting' | 'started' | 'terminated', listener: () => void): unknown;
+  /** Per task: its fullest input ring now (0 to 1) and its backpressure this run (ms, cumulative). */
+  taskGauges?(): readonly TaskGauge[];
+}
+
+export interface TaskGauge {
+  readonly stage: number;
+  readonly partition: number;
+  readonly inputFill: number;
+  readonly backpressureMs: number;
 }
 
 /** Where a query's metrics go: `startQuery(job, { metrics: { registry } })`; `false` for none. */
@@ -50,6 +59,10 @@ class Families {
   readonly batch: Gauge<'query'>;
   readonly restarts: Counter<'query'>;
   readonly status: Gauge<'query' | 'state'>;
+  readonly taskFill: Gauge<'query' | 'stage' | 'partition'>;
+  readonly taskBackpressure: Counter<'query' | 'stage' | 'partition'>;
+  /** The queries registered here, by their `query` label (a later one of the same name replaces). */
+  readonly queries = new Map<string, MeteredQuery>();
 
   constructor(registry: Registry) {
     const registers = [registry];
@@ -121,6 +134,27 @@ class Families {
       'Times the query failed and restarted from its checkpoint.',
       ['query'],
     );
+    const queries = this.queries;
+    this.taskFill = new Gauge({
+      name: 'millrace_task_input_fill_ratio',
+      help: "How full a task's fullest input ring is at the scrape, 0 to 1 (1: its producers wait).",
+      labelNames: ['query', 'stage', 'partition'],
+      registers,
+      // Read at each scrape from the rings' shared memory: no worker is asked.
+      collect() {
+        this.reset();
+        for (const [query, q] of queries) {
+          for (const t of q.taskGauges?.() ?? []) {
+            this.set({ query, stage: String(t.stage), partition: String(t.partition) }, t.inputFill);
+          }
+        }
+      },
+    });
+    this.taskBackpressure = counter(
+      'millrace_task_backpressure_seconds_total',
+      'Time a task waited for room in a full output ring.',
+      ['query', 'stage', 'partition'],
+    );
     this.status = gauge(
       'millrace_query_status',
       'The query state: 1 for the one it is in, 0 for the others.',
@@ -149,6 +183,9 @@ function familiesOf(registry: Registry): Families {
 export function meterQuery(query: MeteredQuery, options: MetricsOptions = {}): void {
   const f = familiesOf(options.registry ?? defaultRegistry);
   const q = query.name ?? query.id;
+  f.queries.set(q, query);
+  /** Each task's backpressure at the last report, to count on from (a restart starts from 0). */
+  const lastBackpressure = new Map<string, number>();
   const setStatus = (state: string) => {
     for (const s of STATES) f.status.set({ query: q, state: s }, s === state ? 1 : 0);
   };
@@ -191,6 +228,15 @@ export function meterQuery(query: MeteredQuery, options: MetricsOptions = {}): v
     f.badRecords.inc({ query: q, outcome: 'skipped' }, p.badRecords.skipped);
     f.badRecords.inc({ query: q, outcome: 'dead_lettered' }, p.badRecords.deadLettered);
     f.backpressure.inc({ query: q }, p.durationMs.backpressure / 1000);
+    for (const t of query.taskGauges?.() ?? []) {
+      const stage = String(t.stage);
+      const partition = String(t.partition);
+      const key = `${stage}/${partition}`;
+      const last = lastBackpressure.get(key) ?? 0;
+      const delta = t.backpressureMs >= last ? t.backpressureMs - last : t.backpressureMs;
+      lastBackpressure.set(key, t.backpressureMs);
+      f.taskBackpressure.inc({ query: q, stage, partition }, delta / 1000);
+    }
     f.progressLatency.set({ query: q }, p.durationMs.reportLatency / 1000);
     f.batch.set({ query: q }, p.batchId);
   });

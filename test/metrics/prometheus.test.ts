@@ -67,6 +67,14 @@ describe('Prometheus metrics of a query', () => {
         percentile: '99',
       });
       assert.ok(e2e !== undefined && e2e >= 0, 'the e2e p99 of the interval is there');
+      // A series per task: how full its fullest input ring is, and its backpressure.
+      const families = await registry.getMetricsAsJSON();
+      const fill = families.find((m) => m.name === 'millrace_task_input_fill_ratio')!.values;
+      const stages = new Set(fill.map((v) => v.labels.stage));
+      assert.ok(stages.size >= 3, `the source stage and both aggregations' (${[...stages].join(', ')})`);
+      assert.ok(fill.every((v) => v.value >= 0 && v.value <= 1));
+      const waited = families.find((m) => m.name === 'millrace_task_backpressure_seconds_total')!.values;
+      assert.equal(waited.length, fill.length, 'backpressure for every task');
       // 10…19 are late at the first aggregation once [10,15) and [15,20) closed.
       await feed(q, range(10, 29));
       assert.equal(await value(registry, 'millrace_input_rows_total', query), 32);

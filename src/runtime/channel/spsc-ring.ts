@@ -299,3 +299,13 @@ export class RingConsumer extends RingView {
     return n;
   }
 }
+
+/**
+ * How full a ring is, 0 to 1, read from any thread (the driver, for metrics): the bytes between
+ * the consumer's published head and the producer's published tail, over the capacity.
+ */
+export function ringFill(sab: SharedArrayBuffer): number {
+  const i32 = new Int32Array(sab, 0, CAPACITY_SLOT + 1);
+  const used = (Atomics.load(i32, TAIL_SLOT) - Atomics.load(i32, HEAD_SLOT)) | 0;
+  return used / i32[CAPACITY_SLOT]!;
+}

@@ -9,6 +9,7 @@ import { STATEFUL_KINDS } from '../../plan/nodes.js';
 import { isMicroBatch } from '../../plan/trigger.js';
 import { DoorbellTable } from '../channel/doorbell.js';
 import { FrameKind } from '../channel/frame-kind.js';
+import { ringFill } from '../channel/spsc-ring.js';
 import {
   ABORT_SLOT,
   createControl,
@@ -33,7 +34,7 @@ import { ReportRounds } from './report-rounds.js';
 import { Results } from './results.js';
 import { type RuntimeConfig, resolveWorkers } from './runtime-config.js';
 import { UdfPool } from './udf-pool.js';
-import { wire } from './wiring.js';
+import { type Wiring, wire } from './wiring.js';
 
 /** What the runtime tells the query handle. */
 export interface RuntimeListener {
@@ -82,6 +83,7 @@ export class QueryRuntime implements MicroBatchHost {
   private reportingBatch: { batchId: number; startedAt: number; durationMs: number } | null = null;
   private readonly progress: ProgressBuilder;
   private readonly counters = new Map<number, TaskCounters>();
+  private readonly wiring: Wiring;
   private unsubscribeClock: (() => void) | undefined;
   startTime = Number.NaN;
   private nextEpoch = 0;
@@ -105,6 +107,7 @@ export class QueryRuntime implements MicroBatchHost {
     const { physical, options, clock } = config;
     const hostCount = Math.min(resolveWorkers(options), physical.tasks.length);
     const wiring = wire(physical, hostCount, options.ringCapacityBytes, options.udfWorkers);
+    this.wiring = wiring;
     this.bells = DoorbellTable.create(hostCount + 1 + wiring.udfWorkers.length);
     this.control = new Int32Array(createControl());
     this.precise = new PreciseTime(config.wallOffset);
@@ -250,6 +253,24 @@ export class QueryRuntime implements MicroBatchHost {
   /** Where generated source `i` schedules from: the first run's start, else this run's. */
   scheduleStart(sourceIndex: number): number {
     return this.recovery?.scheduleStarts[sourceIndex] ?? this.startTime;
+  }
+
+  /**
+   * Per task, for metrics: how full its fullest input ring is now (read from the rings' shared
+   * memory, no worker involved), and the time it has waited on full output rings this run (from its
+   * last report).
+   */
+  taskGauges(): { stage: number; partition: number; inputFill: number; backpressureMs: number }[] {
+    const out: { stage: number; partition: number; inputFill: number; backpressureMs: number }[] = [];
+    for (const host of this.wiring.hosts) {
+      for (const t of host.tasks) {
+        let fill = 0;
+        for (const ring of t.inputs) fill = Math.max(fill, ringFill(ring));
+        const backpressureMs = this.counters.get(t.index)?.backpressureMs ?? 0;
+        out.push({ stage: t.stage, partition: t.partition, inputFill: fill, backpressureMs });
+      }
+    }
+    return out;
   }
 
   get hostCount(): number {

@@ -437,6 +437,11 @@ export class StreamingQuery extends EventEmitter<QueryEvents> {
     return this.runtime.latency.lastIntervalE2e();
   }
 
+  /** @internal Per task: its fullest input ring now, and its backpressure this run (for metrics). */
+  taskGauges() {
+    return this.isActive ? this.runtime.taskGauges() : [];
+  }
+
   /** The physical plan: stages, fused operators, shuffles, and which worker runs each task. */
   explain(): string {
     return `${explain(this.config.plan, this.config.physical)}\nWorkers: ${this.runtime.hostCount}`;

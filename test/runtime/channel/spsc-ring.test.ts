@@ -6,7 +6,7 @@ import { DoorbellTable } from '../../../src/runtime/channel/doorbell.js';
 import { FrameReader, FrameWriter } from '../../../src/runtime/channel/frame-codec.js';
 import { FrameKind } from '../../../src/runtime/channel/frame-kind.js';
 import { tagArg, tagKind } from '../../../src/runtime/channel/ring-layout.js';
-import { createRing, RingConsumer, RingProducer } from '../../../src/runtime/channel/spsc-ring.js';
+import { createRing, RingConsumer, RingProducer, ringFill } from '../../../src/runtime/channel/spsc-ring.js';
 
 function payloadOf(n: number, size: number): Uint8Array {
   const p = new Uint8Array(size);
@@ -64,6 +64,21 @@ describe('SPSC ring', () => {
       read++;
     }
     assert.equal(read + 1, written);
+  });
+
+  it('tells any thread how full it is, from its published head and tail', () => {
+    const sab = createRing(1024);
+    const p = new RingProducer(sab);
+    const c = new RingConsumer(sab);
+    assert.equal(ringFill(sab), 0, 'empty');
+    for (let i = 0; i < 4; i++) p.tryWrite(1, payloadOf(i, 56));
+    p.publish();
+    assert.equal(ringFill(sab), (4 * 64) / 1024, 'four 64-byte frames of 1 KiB');
+    while (p.tryWrite(1, payloadOf(0, 56)));
+    p.publish();
+    assert.equal(ringFill(sab), 1, 'full');
+    while (c.poll()) c.release();
+    assert.equal(ringFill(sab), 0, 'drained');
   });
 
   it('rejects a frame larger than half the ring with RECORD_TOO_LARGE', () => {
