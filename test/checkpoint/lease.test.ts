@@ -148,6 +148,12 @@ describe('the checkpoint lease: when its owner is gone', () => {
     const gone = once(exited, 'end');
     (parent.stdio[4] as Writable).end('x');
     await gone;
+    // The kernel closes an exiting process's files before it marks the process a zombie, so the
+    // end of fd 5 can come a moment before /proc shows `Z`: wait for that state, boundedly.
+    const deadline = Date.now() + 5_000;
+    while (statFields(zombie)[0] !== 'Z' && Date.now() < deadline) {
+      await new Promise((resolve) => setTimeout(resolve, 1));
+    }
     assert.equal(statFields(zombie)[0], 'Z', 'the owner has exited and is a zombie');
     writeLock(path, localOwner({ pid: zombie, pidStartTime: startTicks(zombie) }));
     await (await acquired(path, 'new')).release();
