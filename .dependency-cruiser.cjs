@@ -9,7 +9,7 @@
 //   operators                the operators tasks run
 //   state                    state stores
 //   plan                     the plan's vocabulary, nodes, analysis, physical planning
-//   metrics                  histograms, progress, listeners
+//   metrics                  histograms, progress, listeners, Prometheus metrics, the web console
 //   util, errors.ts          helpers that know nothing of the engine
 const path = require('node:path');
 

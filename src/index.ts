@@ -79,11 +79,13 @@ export {
   streams,
 } from './metrics/listeners.js';
 export type {
+  EpochCommit,
   SinkProgress,
   SourceProgress,
   StateOperatorProgress,
   StreamingQueryProgress,
 } from './metrics/progress.js';
+export { type MetricsServer, type MetricsServerOptions, serveMetrics } from './metrics/server.js';
 export type { KeySpec } from './plan/nodes.js';
 export type { RestartEvent } from './runtime/driver/restarts.js';
 export { type StartOptions, startQuery } from './runtime/driver/start-query.js';

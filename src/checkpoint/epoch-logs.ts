@@ -71,12 +71,14 @@ export class EpochLogs {
     await mkdir(this.layout.commitsDir, { recursive: true });
   }
 
-  async writeOffsets(epoch: number, entry: OffsetEntry): Promise<void> {
-    await writeFileAtomic(this.layout.offsets(epoch), Buffer.from(encodeOffsets(entry)));
+  /** Writes an epoch's offsets file; resolves with the bytes written. */
+  async writeOffsets(epoch: number, entry: OffsetEntry): Promise<number> {
+    return writeFileAtomic(this.layout.offsets(epoch), Buffer.from(encodeOffsets(entry)));
   }
 
-  async writeCommit(epoch: number, entry: CommitEntry): Promise<void> {
-    await writeFileAtomic(this.layout.commit(epoch), Buffer.from(`v1\n${JSON.stringify(entry)}\n`));
+  /** Writes an epoch's commit file; resolves with the bytes written. */
+  async writeCommit(epoch: number, entry: CommitEntry): Promise<number> {
+    return writeFileAtomic(this.layout.commit(epoch), Buffer.from(`v1\n${JSON.stringify(entry)}\n`));
   }
 
   async readOffsets(epoch: number): Promise<OffsetEntry | undefined> {

@@ -46,21 +46,25 @@ export function verifyChecksum(bytes: Buffer, path: string): Buffer {
 }
 
 /** Writes `payload` (with its checksum) to `path` atomically and durably. */
-export function writeFileAtomic(path: string, payload: Uint8Array): Promise<void> {
+/** Writes `payload` (with its checksum) to `path` atomically and durably; resolves with the file's size. */
+export function writeFileAtomic(path: string, payload: Uint8Array): Promise<number> {
   return writeChunksAtomic(path, [payload]);
 }
 
 /**
  * Writes the concatenation of `chunks` (with its checksum) to `path` atomically and durably, one
  * chunk at a time: a large file never needs one large buffer, nor one long synchronous step.
+ * Resolves with the file's size.
  */
 export async function writeChunksAtomic(
   path: string,
   chunks: readonly Uint8Array[],
   /** The chunks' CRC-32, when the caller computed it as it made them. */
   knownCrc?: number,
-): Promise<void> {
+): Promise<number> {
   const dir = dirname(path);
+  let size = TRAILER_BYTES;
+  for (const chunk of chunks) size += chunk.byteLength;
   const temp = join(dir, `.${basename(path)}.${randomBytes(6).toString('hex')}.tmp`);
   const handle = await open(temp, 'w');
   try {
@@ -77,6 +81,7 @@ export async function writeChunksAtomic(
   await handle.close();
   await rename(temp, path);
   await syncDirectory(dir);
+  return size;
 }
 
 /** Buffers one `writev` takes at most (IOV_MAX on Linux). */

@@ -63,6 +63,8 @@ export interface OpenOptions {
 export class CheckpointManager {
   readonly layout: CheckpointLayout;
   private readonly logs: EpochLogs;
+  /** Bytes of offset and commit log files this run wrote (the driver's share of the checkpoint). */
+  logBytesWritten = 0;
 
   private constructor(
     readonly location: string,
@@ -273,18 +275,20 @@ export class CheckpointManager {
     epoch: number,
     offsets: readonly (readonly number[])[],
     meta: { batchWatermarkMs: number; batchTimestampMs: number },
-  ): Promise<void> {
+  ): Promise<number> {
     // Only the lock's holder writes the logs: a run that lost the checkpoint (its heartbeat may
     // not have noticed yet) writes nothing more; the check costs one small read an epoch.
     await this.lock.confirm();
-    await this.logs.writeOffsets(epoch, {
-      format: this.metadata.offsetLogFormat,
-      metadata: {
-        batchWatermarkMs: Number.isFinite(meta.batchWatermarkMs) ? meta.batchWatermarkMs : 0,
-        batchTimestampMs: meta.batchTimestampMs,
-      },
-      sources: this.toEntries(offsets),
-    });
+    return this.counted(
+      this.logs.writeOffsets(epoch, {
+        format: this.metadata.offsetLogFormat,
+        metadata: {
+          batchWatermarkMs: Number.isFinite(meta.batchWatermarkMs) ? meta.batchWatermarkMs : 0,
+          batchTimestampMs: meta.batchTimestampMs,
+        },
+        sources: this.toEntries(offsets),
+      }),
+    );
   }
 
   /** Marks an epoch done, with the watermarks it reached. */
@@ -292,12 +296,20 @@ export class CheckpointManager {
     epoch: number,
     nextBatchWatermarkMs: number,
     watermarks: readonly number[],
-  ): Promise<void> {
+  ): Promise<number> {
     await this.lock.confirm();
-    await this.logs.writeCommit(epoch, {
-      nextBatchWatermarkMs: Number.isFinite(nextBatchWatermarkMs) ? nextBatchWatermarkMs : 0,
-      watermarks: watermarks.map((w) => (Number.isFinite(w) ? w : null)),
-    });
+    return this.counted(
+      this.logs.writeCommit(epoch, {
+        nextBatchWatermarkMs: Number.isFinite(nextBatchWatermarkMs) ? nextBatchWatermarkMs : 0,
+        watermarks: watermarks.map((w) => (Number.isFinite(w) ? w : null)),
+      }),
+    );
+  }
+
+  private async counted(written: Promise<number>): Promise<number> {
+    const bytes = await written;
+    this.logBytesWritten += bytes;
+    return bytes;
   }
 
   /**

@@ -92,6 +92,8 @@ export class StateCheckpointer {
    * writing its file, until it is durable. Spark's commitTimeMs.
    */
   commitMs = 0;
+  /** Bytes of state files written so far (the snapshots and changelogs, as on disk; once durable). */
+  bytesWritten = 0;
 
   constructor(
     private readonly store: CheckpointedStore,
@@ -307,7 +309,8 @@ export class StateCheckpointer {
     this.commitMs += performance.now() - began;
     this.lastWrite = this.lastWrite.then(() => {
       const started = performance.now();
-      return writeChunksAtomic(path, job.chunks, job.crc).then(() => {
+      return writeChunksAtomic(path, job.chunks, job.crc).then((bytes) => {
+        this.bytesWritten += bytes;
         this.commitMs += performance.now() - started;
         this.hooks.durable(job.epoch);
       });

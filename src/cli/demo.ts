@@ -22,8 +22,9 @@ Runs the fraud-detection demo on a built-in stream of card payments with injecte
   --duration d      how long to run (default 30s); Ctrl-C stops earlier
   --checkpoint dir  keep the checkpoints there (a later run resumes from them); by default they go
                     to a temporary directory removed at the end
-  --metrics-port N  where the query's Prometheus metrics are served on 127.0.0.1 (default 0: any
-                    free port); the URL is printed at the start
+  --metrics-port N  where the query's Prometheus metrics (/metrics) and the web console (/) are
+                    served on 127.0.0.1 (default 0: any free port); the URLs are printed at the
+                    start
 `;
 
 const RULE_COLOUR: Record<Alert['rule'], string> = {
@@ -174,6 +175,7 @@ async function superviseDemo(
     return ExitCode.QUERY_FAILED;
   }
   status.print(`Metrics: ${metricsUrl}`);
+  status.print(`Console: ${metricsUrl.replace(/metrics$/, '')}`);
   const started = performance.now();
   return superviseQuery(q, io, {
     durationMs,

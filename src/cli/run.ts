@@ -38,8 +38,9 @@ export const RUN_USAGE = `Usage: millrace run <job> [--param k=v]... [--checkpoi
                     puts the query under onLateRow 'sideOutput'
   --late-rows-kafka brokers/topic
                     the same, to a Kafka topic
-  --metrics-port N  serve the query's Prometheus metrics at http://127.0.0.1:N/metrics (0: any
-                    free port; the URL is printed on stderr)
+  --metrics-port N  serve the query's Prometheus metrics at http://127.0.0.1:N/metrics and the
+                    web console at http://127.0.0.1:N/ (0: any free port; the URLs are printed
+                    on stderr)
   --metrics-host H  the address that server binds (default 127.0.0.1: this machine only)
   --progress mode   'pretty': a live status line; 'json': one progress object a line
                     (default: pretty on a terminal, json otherwise)
@@ -131,7 +132,7 @@ export async function runCommand(args: string[], io: CliIO): Promise<number> {
       reportError(io, 'millrace: ', e, verbose);
       return ExitCode.USAGE;
     }
-    status.print(`millrace: metrics at ${metrics.url}`, 'stderr');
+    status.print(`millrace: metrics at ${metrics.url}, console at ${metrics.consoleUrl}`, 'stderr');
   }
   let q: StreamingQuery;
   try {

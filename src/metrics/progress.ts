@@ -63,3 +63,17 @@ export interface StreamingQueryProgress {
   /** Rows user code threw on, in this interval. */
   badRecords: { skipped: number; deadLettered: number };
 }
+
+/** What committing one epoch took on the driver (`epochCommitted`'s second argument). */
+export interface EpochCommit {
+  readonly epoch: number;
+  /** When it was committed (ms, the query's clock). */
+  readonly committedAt: number;
+  /**
+   * How long the driver took, from the moment the epoch was complete (every task had reported and
+   * its state was durable) until it was committed: the offset log, the sink's commit, the commit log.
+   */
+  readonly durationMs: number;
+  /** Bytes of offset and commit log files written since the previous commit (0 without a checkpoint). */
+  readonly logBytes: number;
+}

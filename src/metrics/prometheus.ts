@@ -1,24 +1,6 @@
-import { Counter, register as defaultRegistry, Gauge, type Registry } from 'prom-client';
+import { Counter, register as defaultRegistry, Gauge, Histogram, type Registry } from 'prom-client';
 import { LATENCY_KINDS } from './latency.js';
-import type { StreamingQueryProgress } from './progress.js';
-
-/** What the metrics read of a running query: its events and status (a StreamingQuery). */
-export interface MeteredQuery {
-  readonly id: string;
-  readonly name: string | null;
-  readonly status: { readonly state: string };
-  on(event: 'progress', listener: (p: StreamingQueryProgress) => void): unknown;
-  on(event: 'restarting' | 'started' | 'terminated', listener: () => void): unknown;
-  /** Per task: its fullest input ring now (0 to 1) and its backpressure this run (ms, cumulative). */
-  taskGauges?(): readonly TaskGauge[];
-}
-
-export interface TaskGauge {
-  readonly stage: number;
-  readonly partition: number;
-  readonly inputFill: number;
-  readonly backpressureMs: number;
-}
+import type { MeteredQuery } from './query-view.js';
 
 /** Where a query's metrics go: `startQuery(job, { metrics: { registry } })`; `false` for none. */
 export interface MetricsOptions {
@@ -52,6 +34,10 @@ class Families {
   readonly stateRows: Gauge<'query' | 'operator'>;
   readonly stateBytes: Gauge<'query' | 'operator'>;
   readonly stateCommit: Counter<'query' | 'operator'>;
+  readonly stateCheckpointBytes: Counter<'query' | 'operator'>;
+  readonly commitDuration: Histogram<'query'>;
+  readonly logBytes: Counter<'query'>;
+  readonly committedEpoch: Gauge<'query'>;
   readonly lateRows: Counter<'query' | 'operator'>;
   readonly badRecords: Counter<'query' | 'outcome'>;
   readonly backpressure: Counter<'query'>;
@@ -106,6 +92,28 @@ class Families {
       "Time spent writing a stateful operator's checkpoints, summed over its partitions.",
       ['query', 'operator'],
     );
+    this.stateCheckpointBytes = counter(
+      'millrace_state_checkpoint_written_bytes_total',
+      "Bytes of a stateful operator's checkpoint files (snapshots and changelogs) written, summed over its partitions.",
+      ['query', 'operator'],
+    );
+    this.commitDuration = new Histogram({
+      name: 'millrace_checkpoint_commit_duration_seconds',
+      help:
+        'Per epoch, the time the driver took from the epoch being complete (every task reported, ' +
+        'state durable) to its commit: offset log, sink commit, commit log.',
+      labelNames: ['query'],
+      buckets: [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5],
+      registers,
+    });
+    this.logBytes = counter(
+      'millrace_checkpoint_log_written_bytes_total',
+      "Bytes of the checkpoint's offset and commit log files the driver wrote.",
+      ['query'],
+    );
+    this.committedEpoch = gauge('millrace_checkpoint_committed_epoch', 'The last epoch committed.', [
+      'query',
+    ]);
     this.lateRows = counter(
       'millrace_late_rows_total',
       'Rows a stateful operator dropped as late (behind its watermark).',
@@ -194,6 +202,12 @@ export function meterQuery(query: MeteredQuery, options: MetricsOptions = {}): v
   f.inputRows.inc({ query: q }, 0);
   f.outputRows.inc({ query: q }, 0);
   f.restarts.inc({ query: q }, 0);
+  f.logBytes.inc({ query: q }, 0);
+  query.on('epochCommitted', (epoch, commit) => {
+    f.commitDuration.observe({ query: q }, commit.durationMs / 1000);
+    f.logBytes.inc({ query: q }, commit.logBytes);
+    f.committedEpoch.set({ query: q }, epoch);
+  });
   query.on('restarting', () => {
     f.restarts.inc({ query: q });
     setStatus('restarting');
@@ -223,6 +237,7 @@ export function meterQuery(query: MeteredQuery, options: MetricsOptions = {}): v
       f.stateRows.set({ query: q, operator }, s.numRowsTotal);
       f.stateBytes.set({ query: q, operator }, s.memoryUsedBytes);
       f.stateCommit.inc({ query: q, operator }, s.commitTimeMs / 1000);
+      f.stateCheckpointBytes.inc({ query: q, operator }, s.customMetrics.checkpointBytesWritten ?? 0);
       f.lateRows.inc({ query: q, operator }, s.numRowsDroppedByWatermark);
     }
     f.badRecords.inc({ query: q, outcome: 'skipped' }, p.badRecords.skipped);
@@ -240,4 +255,9 @@ export function meterQuery(query: MeteredQuery, options: MetricsOptions = {}): v
     f.progressLatency.set({ query: q }, p.durationMs.reportLatency / 1000);
     f.batch.set({ query: q }, p.batchId);
   });
+}
+
+/** The queries whose metrics are registered in a registry (what the console served with it shows). */
+export function meteredQueries(registry: Registry = defaultRegistry): MeteredQuery[] {
+  return [...(families.get(registry)?.queries.values() ?? [])];
 }

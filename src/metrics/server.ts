@@ -2,6 +2,7 @@ import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { register as defaultRegistry, type Registry } from 'prom-client';
 import { ErrorCode, MillraceError } from '../errors.js';
+import { serveAsset, serveEvents, serveQueries } from './console.js';
 
 export interface MetricsServerOptions {
   /** The port (0: any free one). */
@@ -10,30 +11,58 @@ export interface MetricsServerOptions {
   host?: string;
   /** The registry served (default: prom-client's default registry). */
   registry?: Registry;
+  /**
+   * Whether the web console is served at `/` (default true): it shows the queries metered in the
+   * registry.
+   */
+  console?: boolean;
+  /** How often the console's event stream samples the queries (ms, default 1000). */
+  consoleIntervalMs?: number;
 }
 
 export interface MetricsServer {
   /** Where `/metrics` is served, e.g. `http://127.0.0.1:9464/metrics`. */
   readonly url: string;
+  /** Where the console is served, e.g. `http://127.0.0.1:9464/` (null when it is not). */
+  readonly consoleUrl: string | null;
   readonly port: number;
   close(): Promise<void>;
 }
 
 /**
  * Serves the registry's metrics in Prometheus' text format at `/metrics` (`millrace run
- * --metrics-port`). Each scrape renders the registry then; nothing is kept between scrapes.
+ * --metrics-port`), and the web console at `/`. Each scrape renders the registry then; nothing is
+ * kept between scrapes.
  */
 export async function serveMetrics(options: MetricsServerOptions): Promise<MetricsServer> {
   const registry = options.registry ?? defaultRegistry;
   const host = options.host ?? '127.0.0.1';
+  const withConsole = options.console ?? true;
+  const streams = new Set<() => void>();
   const server = createServer((req, res) => {
-    const path = (req.url ?? '/').split('?')[0];
+    const path = (req.url ?? '/').split('?')[0]!;
     if (req.method !== 'GET' && req.method !== 'HEAD') {
       res.writeHead(405, { allow: 'GET, HEAD' }).end();
       return;
     }
+    if (withConsole && path !== '/metrics') {
+      try {
+        if (path === '/api/queries') return serveQueries(registry, res);
+        if (path === '/api/events') {
+          const stop = serveEvents(registry, req, res, options.consoleIntervalMs ?? 1000);
+          streams.add(stop);
+          req.on('close', () => streams.delete(stop));
+          return;
+        }
+        if (serveAsset(path, res)) return;
+      } catch (e) {
+        res.writeHead(500, { 'content-type': 'text/plain; charset=utf-8' }).end(`${String(e)}\n`);
+        return;
+      }
+    }
     if (path !== '/metrics') {
-      res.writeHead(404, { 'content-type': 'text/plain; charset=utf-8' }).end('not found: try /metrics\n');
+      const hint = withConsole ? 'try / or /metrics' : 'try /metrics';
+      res.writeHead(404, { 'content-type': 'text/plain; charset=utf-8' }).end(`not found: ${hint}\n`);
       return;
     }
     registry.metrics().then(
@@ -59,9 +88,11 @@ export async function serveMetrics(options: MetricsServerOptions): Promise<Metri
   const shown = host.includes(':') ? `[${host}]` : host;
   return {
     url: `http://${shown}:${port}/metrics`,
+    consoleUrl: withConsole ? `http://${shown}:${port}/` : null,
     port,
     close: () =>
       new Promise<void>((resolve) => {
+        for (const stop of streams) stop();
         server.closeAllConnections();
         server.close(() => resolve());
       }),

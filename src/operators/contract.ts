@@ -129,6 +129,8 @@ export interface StateOperatorCounters {
   keyGroupsToLoad?: number;
   /** Time spent writing the operator's checkpoints (ms; set by the task from its checkpointer). */
   commitTimeMs?: number;
+  /** Bytes of the operator's checkpoint files written (set by the task from its checkpointer). */
+  checkpointBytes?: number;
   /** Deduplication: rows dropped as duplicates of a key it holds (Spark's custom metric). */
   numDroppedDuplicateRows?: number;
 }

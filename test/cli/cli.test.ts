@@ -154,6 +154,12 @@ describe('millrace demo', () => {
     // The metrics are served while it runs, once the query started.
     const [, url] = await t.printed(/Metrics: (http:\/\/127\.0\.0\.1:\d+\/metrics)/);
     assert.match(await (await fetch(url!)).text(), /^# TYPE millrace_input_rows_total counter$/m);
+    const [, consoleUrl] = await t.printed(/Console: (http:\/\/127\.0\.0\.1:\d+\/)$/m);
+    const views = (await (await fetch(new URL('api/queries', consoleUrl))).json()) as { name: string }[];
+    assert.ok(
+      views.some((v) => v.name === 'fraud-demo'),
+      'the console shows the demo query (beside the ended queries of earlier tests in this process)',
+    );
     const code = await running;
     assert.equal(code, 0, t.stderr());
     const out = t.stdout();

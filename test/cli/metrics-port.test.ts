@@ -39,7 +39,10 @@ describe('millrace run --metrics-port', () => {
     // The URL comes first; metrics move once a progress line is out.
     const url = await new Promise<string>((resolve, reject) => {
       const check = () => {
-        const m = /millrace: metrics at (http:\/\/127\.0\.0\.1:\d+\/metrics)/.exec(r.err());
+        const m =
+          /millrace: metrics at (http:\/\/127\.0\.0\.1:\d+\/metrics), console at http:\/\/127\.0\.0\.1:\d+\/$/m.exec(
+            r.err(),
+          );
         if (m && r.out().includes('"numInputRows"')) resolve(m[1]!);
       };
       r.child.stdout!.on('data', check);
@@ -50,6 +53,7 @@ describe('millrace run --metrics-port', () => {
     assert.match(text, /^# TYPE millrace_input_rows_total counter$/m);
     assert.match(text, /^millrace_input_rows_total\{query="[^"]+"\} \d+$/m);
     assert.match(text, /^millrace_query_status\{query="[^"]+",state="active"\} 1$/m);
+    assert.match(await (await fetch(new URL('/', url))).text(), /<title>Millrace console<\/title>/);
     r.child.kill('SIGINT');
     assert.equal(await r.exited, 0, r.err());
     await assert.rejects(fetch(url), 'the server closed with the query');

@@ -34,7 +34,12 @@ describe('the Grafana dashboard in docs/', () => {
     } finally {
       await q.stop();
     }
-    const exported = new Set((await registry.getMetricsAsJSON()).map((m) => m.name));
+    // A histogram is exposed as its _bucket, _sum and _count series.
+    const exported = new Set(
+      (await registry.getMetricsAsJSON()).flatMap((m) =>
+        String(m.type) === 'histogram' ? [`${m.name}_bucket`, `${m.name}_sum`, `${m.name}_count`] : [m.name],
+      ),
+    );
     const used = [
       ...expressions.map((e) => e.expr),
       ...dashboard.templating.list.map((v) => v.definition ?? ''),

@@ -1,5 +1,7 @@
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
+import { readdirSync, statSync } from 'node:fs';
+import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { Registry, register } from 'prom-client';
 import { type StreamingQuery, startQuery } from '../../src/index.js';
@@ -86,6 +88,53 @@ describe('Prometheus metrics of a query', () => {
       await q.stop();
     }
     assert.equal(await value(registry, 'millrace_query_status', { query: 'ticks', state: 'terminated' }), 1);
+  });
+
+  it("time each epoch's commit on the driver, and count the checkpoint's bytes as they are on disk", async () => {
+    const registry = new Registry();
+    const checkpoint = tempDir();
+    const q = await start(registry, 'ticks', checkpoint);
+    try {
+      await feed(q, range(10, 21));
+      await feed(q, range(22, 31));
+      const query = { query: 'ticks' };
+      const commits = q.recentCommits;
+      // Each batch with rows, and the batches after them that only move the watermark on.
+      assert.ok(commits.length >= 2);
+      assert.deepEqual(
+        commits.map((c) => c.epoch),
+        commits.map((_, i) => i),
+      );
+      const histogram = (await registry.getMetricsAsJSON()).find(
+        (m) => m.name === 'millrace_checkpoint_commit_duration_seconds',
+      )!.values;
+      const count = histogram.find((v) =>
+        (v as { metricName?: string }).metricName?.endsWith('_count'),
+      )?.value;
+      const sum =
+        histogram.find((v) => (v as { metricName?: string }).metricName?.endsWith('_sum'))?.value ?? 0;
+      assert.equal(count, commits.length, 'one observation per epoch');
+      const summed = commits.reduce((n, c) => n + c.durationMs, 0) / 1000;
+      assert.ok(Math.abs(sum - summed) < 1e-9 && sum > 0, `the epochs' commit times (${sum} s)`);
+      assert.equal(await value(registry, 'millrace_checkpoint_committed_epoch', query), commits.length - 1);
+      const onDisk = (dir: string) =>
+        readdirSync(join(checkpoint, dir), { recursive: true, withFileTypes: true })
+          .filter((e) => e.isFile())
+          .reduce((n, e) => n + statSync(join(e.parentPath, e.name)).size, 0);
+      const logs = onDisk('offsets') + onDisk('commits');
+      assert.equal(await value(registry, 'millrace_checkpoint_log_written_bytes_total', query), logs);
+      assert.equal(
+        commits.reduce((n, c) => n + c.logBytes, 0),
+        logs,
+      );
+      const state = await registry.getMetricsAsJSON();
+      const written = state
+        .find((m) => m.name === 'millrace_state_checkpoint_written_bytes_total')!
+        .values.reduce((n, v) => n + v.value, 0);
+      assert.equal(written, onDisk('state'), 'the state files, every operator and partition');
+    } finally {
+      await q.stop();
+    }
   });
 
   it('count on across a restart from the checkpoint', async () => {

@@ -1,6 +1,7 @@
 import type { CheckpointManager } from '../../checkpoint/manager.js';
 import type { SinkCommitter } from '../../connectors/contract.js';
 import type { SinkCommitMessage } from '../../connectors/sink-runtime.js';
+import type { EpochCommit } from '../../metrics/progress.js';
 import type { StateReport } from '../messages.js';
 
 export interface CoordinatorConfig {
@@ -35,7 +36,7 @@ export interface CoordinatorConfig {
 
 export interface CoordinatorHooks {
   /** Epoch `epoch` is committed (durably, when there is a checkpoint). */
-  committed(epoch: number, reports: StateReport[], offsets: number[][]): void;
+  committed(epoch: number, reports: StateReport[], offsets: number[][], commit: EpochCommit): void;
   /** Writing the checkpoint failed: the query fails. */
   failed(error: unknown): void;
   now(): number;
@@ -68,6 +69,8 @@ export class EpochCoordinator {
   private readonly reportsOf = new Map<number, StateReport[]>();
   /** Asynchronous progress tracking: when the logs were last written, and what was not written since. */
   private loggedAt = Number.NEGATIVE_INFINITY;
+  /** The checkpoint's log bytes at the last commit. */
+  private logBytesBefore = 0;
   private unlogged: { epoch: number; offsets: number[][]; watermark: number; watermarks: number[] } | null =
     null;
 
@@ -140,7 +143,8 @@ export class EpochCoordinator {
       }
       this.pending.delete(e);
       this.queuedUpTo = e;
-      this.chain = this.chain.then(() => this.commit(e, p));
+      const complete = performance.now();
+      this.chain = this.chain.then(() => this.commit(e, p, complete));
     }
   }
 
@@ -187,7 +191,8 @@ export class EpochCoordinator {
     return new Promise((resolve) => this.waiters.push({ epoch, resolve }));
   }
 
-  private async commit(epoch: number, p: Progress): Promise<void> {
+  /** Commits a complete epoch (`complete`: when it became so, ms on the performance clock). */
+  private async commit(epoch: number, p: Progress, complete: number): Promise<void> {
     const ckpt = this.config.checkpoint;
     // The watermark of each input is what the furthest stateful task had heard of it.
     const watermarks = Array.from({ length: this.config.watermarkInputs }, (_, i) =>
@@ -213,7 +218,14 @@ export class EpochCoordinator {
     this.committedUpTo = epoch;
     this.reportsOf.set(epoch, p.reports);
     this.reportsOf.delete(epoch - 2);
-    this.hooks.committed(epoch, p.reports, p.offsets);
+    const logBytes = (ckpt?.logBytesWritten ?? 0) - this.logBytesBefore;
+    this.logBytesBefore += logBytes;
+    this.hooks.committed(epoch, p.reports, p.offsets, {
+      epoch,
+      committedAt: this.hooks.now(),
+      durationMs: performance.now() - complete,
+      logBytes,
+    });
     for (let i = this.waiters.length - 1; i >= 0; i--) {
       const w = this.waiters[i]!;
       if (w.epoch <= epoch) {

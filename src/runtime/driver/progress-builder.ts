@@ -102,6 +102,10 @@ export class ProgressBuilder {
       // Writes summed over the partitions, in the interval (Spark's commitTimeMs, per batch).
       p.commitTimeMs += Math.max(0, (s.commitTimeMs ?? 0) - (before?.commitTimeMs ?? 0));
       p.customMetrics.keyGroupsToLoad! += s.keyGroupsToLoad ?? 0;
+      if (s.checkpointBytes !== undefined)
+        p.customMetrics.checkpointBytesWritten =
+          (p.customMetrics.checkpointBytesWritten ?? 0) +
+          Math.max(0, s.checkpointBytes - (before?.checkpointBytes ?? 0));
       if (s.numDroppedDuplicateRows !== undefined)
         p.customMetrics.numDroppedDuplicateRows =
           (p.customMetrics.numDroppedDuplicateRows ?? 0) +

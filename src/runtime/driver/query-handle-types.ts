@@ -2,7 +2,7 @@
 
 import type { SinkEpoch } from '../../connectors/contract.js';
 import type { MillraceError } from '../../errors.js';
-import type { StreamingQueryProgress } from '../../metrics/progress.js';
+import type { EpochCommit, StreamingQueryProgress } from '../../metrics/progress.js';
 import type { DeadLetter, LateRow } from '../messages.js';
 import type { RestartEvent } from './restarts.js';
 
@@ -50,5 +50,6 @@ export interface QueryEvents {
   restarting: [RestartEvent];
   deadLetter: [DeadLetter];
   lateRow: [LateRow];
-  epochCommitted: [number];
+  /** The epoch, and what committing it took on the driver. */
+  epochCommitted: [number, EpochCommit];
 }

@@ -4,8 +4,11 @@ import { SideOutputs } from '../../connectors/side-output/side-outputs.js';
 import { createSinkCommitter } from '../../connectors/sink-committer.js';
 import { ErrorCode, MillraceError } from '../../errors.js';
 import { LatencyAggregator } from '../../metrics/latency.js';
-import type { StreamingQueryProgress } from '../../metrics/progress.js';
+import type { EpochCommit, StreamingQueryProgress } from '../../metrics/progress.js';
+import type { QueryTopology, TaskGauge } from '../../metrics/query-view.js';
+import { describeOperator } from '../../plan/analyze.js';
 import { STATEFUL_KINDS } from '../../plan/nodes.js';
+import { describeKey } from '../../plan/physical.js';
 import { isMicroBatch } from '../../plan/trigger.js';
 import { DoorbellTable } from '../channel/doorbell.js';
 import { FrameKind } from '../channel/frame-kind.js';
@@ -41,7 +44,7 @@ export interface RuntimeListener {
   progress(p: StreamingQueryProgress): void;
   deadLetter(d: DeadLetter): void;
   lateRow(r: LateRow): void;
-  epochCommitted(epoch: number): void;
+  epochCommitted(epoch: number, commit: EpochCommit): void;
   /** The query failed after it started (a task threw, a worker died). */
   failed(error: MillraceError): void;
   /** A trigger that ends by itself (availableNow, once) is done: stop the query. */
@@ -144,10 +147,10 @@ export class QueryRuntime implements MicroBatchHost {
         ),
       },
       {
-        committed: (epoch, _reports, offsets) => {
+        committed: (epoch, _reports, offsets, commit) => {
           this.results.sinkRows?.commitEpoch?.(epoch);
           this.feeds.committed(offsets);
-          listener.epochCommitted(epoch);
+          listener.epochCommitted(epoch, commit);
           this.settleFlushes();
         },
         // A step of the commit that says what failed (the sink's commit) keeps its code.
@@ -260,17 +263,68 @@ export class QueryRuntime implements MicroBatchHost {
    * memory, no worker involved), and the time it has waited on full output rings this run (from its
    * last report).
    */
-  taskGauges(): { stage: number; partition: number; inputFill: number; backpressureMs: number }[] {
-    const out: { stage: number; partition: number; inputFill: number; backpressureMs: number }[] = [];
+  taskGauges(): TaskGauge[] {
+    const out: TaskGauge[] = [];
     for (const host of this.wiring.hosts) {
       for (const t of host.tasks) {
         let fill = 0;
         for (const ring of t.inputs) fill = Math.max(fill, ringFill(ring));
-        const backpressureMs = this.counters.get(t.index)?.backpressureMs ?? 0;
-        out.push({ stage: t.stage, partition: t.partition, inputFill: fill, backpressureMs });
+        const c = this.counters.get(t.index);
+        out.push({
+          task: t.index,
+          stage: t.stage,
+          partition: t.partition,
+          worker: host.index,
+          inputFill: fill,
+          backpressureMs: c?.backpressureMs ?? 0,
+          rowsIn: c?.rowsIn ?? 0,
+          rowsOut: c?.rowsOut ?? 0,
+        });
       }
     }
-    return out;
+    return out.sort((a, b) => a.task - b.task);
+  }
+
+  /** The physical plan as data, with the worker each task runs on and the rings between them. */
+  topology(): QueryTopology {
+    const { plan, physical } = this.config;
+    return {
+      workers: this.hosts.count,
+      udfWorkers: this.wiring.udfWorkers.length,
+      stages: physical.stages.map((s) => ({
+        id: s.id,
+        partitions: s.partitions,
+        operators: s.chain.map((op) => describeOperator(op)),
+        inputs: s.inputs.map((i) =>
+          i.kind === 'source'
+            ? { kind: 'source' as const, description: i.source.spec.description, rings: s.partitions }
+            : {
+                kind: 'shuffle' as const,
+                fromStage: i.fromStage,
+                rings: physical.stages[i.fromStage]!.partitions * s.partitions,
+              },
+        ),
+        output:
+          s.output.kind === 'shuffle'
+            ? {
+                kind: 'shuffle' as const,
+                toStage: s.output.toStage,
+                key: describeKey(s.output.key),
+                partitioning: s.output.partitioning,
+              }
+            : {
+                kind: 'sink' as const,
+                description: plan.definition.sink.description,
+                outputMode: plan.definition.outputMode,
+              },
+      })),
+      tasks: physical.tasks.map((t) => ({
+        task: t.index,
+        stage: t.stage,
+        partition: t.partition,
+        worker: this.wiring.taskHost[t.index]!,
+      })),
+    };
   }
 
   get hostCount(): number {

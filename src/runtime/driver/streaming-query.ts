@@ -3,7 +3,8 @@ import { ErrorCode, MillraceError } from '../../errors.js';
 import { DIAGNOSTICS_CHANNELS, publish } from '../../metrics/diagnostics.js';
 import type { LatencyKind, LatencySummary } from '../../metrics/latency.js';
 import { notifyListeners } from '../../metrics/listeners.js';
-import type { StreamingQueryProgress } from '../../metrics/progress.js';
+import type { EpochCommit, StreamingQueryProgress } from '../../metrics/progress.js';
+import type { QueryTopology } from '../../metrics/query-view.js';
 import { explain } from '../../plan/physical.js';
 import type { DeadLetter, LateRow } from '../messages.js';
 import { type ManualClock, notManual } from '../time/clock.js';
@@ -29,6 +30,8 @@ export type {
 
 /** How many progress objects `recentProgress` keeps (Spark's default). */
 export const PROGRESS_RETENTION = 100;
+/** Epoch commits kept for {@link StreamingQuery.recentCommits} (the console's list). */
+const COMMIT_RETENTION = 20;
 
 export interface HandleOptions {
   console: (line: string, stream: 'stdout' | 'stderr') => void;
@@ -60,6 +63,7 @@ export class StreamingQuery extends EventEmitter<QueryEvents> {
   private state: QueryState = 'active';
   private failure: MillraceError | null = null;
   private progressLog: StreamingQueryProgress[] = [];
+  private commitLog: EpochCommit[] = [];
   private runtime: QueryRuntime;
   private config: RuntimeConfig;
   private readonly restarts: RestartTracker;
@@ -174,7 +178,9 @@ export class StreamingQuery extends EventEmitter<QueryEvents> {
         publish(DIAGNOSTICS_CHANNELS.lateRow, () => ({ id: this.id, name: this.name, lateRow: r }));
         this.emit('lateRow', r);
       },
-      epochCommitted: (e) => {
+      epochCommitted: (e, commit) => {
+        this.commitLog.push(commit);
+        if (this.commitLog.length > COMMIT_RETENTION) this.commitLog.shift();
         publish(DIAGNOSTICS_CHANNELS.epochCommit, () => ({
           id: this.id,
           runId: this.runId,
@@ -182,7 +188,7 @@ export class StreamingQuery extends EventEmitter<QueryEvents> {
           epoch: e,
           checkpointed: this.config.checkpoint !== null,
         }));
-        this.emit('epochCommitted', e);
+        this.emit('epochCommitted', e, commit);
       },
       failed: (e) => {
         if (current()) void this.onFailed(e);
@@ -440,6 +446,16 @@ export class StreamingQuery extends EventEmitter<QueryEvents> {
   /** @internal Per task: its fullest input ring now, and its backpressure this run (for metrics). */
   taskGauges() {
     return this.isActive ? this.runtime.taskGauges() : [];
+  }
+
+  /** The most recent epoch commits, oldest first (the last 20): when, how long the driver took, bytes. */
+  get recentCommits(): EpochCommit[] {
+    return [...this.commitLog];
+  }
+
+  /** @internal The physical plan as data: stages, tasks, the worker each runs on, the rings (the console draws it). */
+  topology(): QueryTopology {
+    return this.runtime.topology();
   }
 
   /** The physical plan: stages, fused operators, shuffles, and which worker runs each task. */

@@ -615,6 +615,7 @@ export class Task implements OperatorContext, SinkTask, SourceTask {
               ...this.stateful.stateCounters(),
               keyGroupsToLoad: this.stateful.store.keyGroupsToLoad,
               commitTimeMs: this.checkpointer?.commitMs ?? 0,
+              checkpointBytes: this.checkpointer?.bytesWritten ?? 0,
             },
       eventTime: this.takeEventTimeStats(),
       backpressureMs:
