@@ -1,0 +1,262 @@
+import type { Consumer, GroupMember, PartitionAssigner } from 'kafkajs';
+import { ErrorCode, invalidArgument, MillraceError } from '../../errors.js';
+import { type Brokers, type KafkaClientSettings, kafkaClient, kafkajs, parseBrokers } from './client.js';
+import { assignTasks } from './task-assignor.js';
+import type { TopicPartition } from './types.js';
+
+/**
+ * Membership of a Kafka consumer group, for sharing a job's partitions between processes
+ * (docs/scale-out.md): the group protocol decides which process owns which partitions; the
+ * process reads them itself, from the offsets in its checkpoint, so the membership never fetches
+ * records and never commits offsets. Assignments are balanced and sticky (task-assignor.ts).
+ *
+ * An assignment is advice, not a lock: during a rebalance the old and the new owner of a
+ * partition may both believe they own it for a moment. What runs a partition's task holds its
+ * lease in the shared checkpoint, and that is what keeps two processes from running one task.
+ */
+
+/** What the group gave this member. */
+export interface GroupAssignment {
+  /** This member's id in the group (the coordinator's name for it). */
+  readonly memberId: string;
+  /** Whether this member computed the assignment (the group's leader). */
+  readonly leader: boolean;
+  /** The topic partitions this member owns, sorted by topic, then partition. */
+  readonly partitions: readonly TopicPartition[];
+  /** 1 for the first assignment this member got, then one more for each rebalance it took part in. */
+  readonly rebalance: number;
+}
+
+export interface GroupMembershipOptions {
+  brokers: Brokers;
+  /** The consumer group the processes of one job share. */
+  groupId: string;
+  /** The topics whose partitions are shared. */
+  topics: readonly string[];
+  /**
+   * How long the coordinator waits for a heartbeat before it counts the member as gone and gives
+   * its partitions to the others (default 10 s).
+   */
+  sessionTimeoutMs?: number;
+  /** How often the member heartbeats (default a tenth of the session timeout). */
+  heartbeatIntervalMs?: number;
+  /** How long a rebalance waits for every member to rejoin (default the session timeout). */
+  rebalanceTimeoutMs?: number;
+  /** Called with every assignment, the first one included, in order. */
+  onAssigned: (assignment: GroupAssignment) => void;
+  /** Called when the membership fails for good (after kafkajs' own retries). */
+  onError?: (error: Error) => void;
+  /** kafkajs client settings: clientId, ssl, sasl, connectionTimeout, retry, ... */
+  client?: KafkaClientSettings;
+}
+
+export interface GroupMembership {
+  /** The latest assignment (null before the first). */
+  readonly assignment: GroupAssignment | null;
+  /** Leaves the group (the others rebalance at once) and closes the connection. */
+  leave(): Promise<void>;
+}
+
+/** The assignor's protocol name; every member of a group must speak it. */
+export const ASSIGNOR_NAME = 'millrace-sticky';
+const ASSIGNOR_VERSION = 1;
+
+/**
+ * Joins the group and resolves with the membership once the first assignment has arrived (and
+ * `onAssigned` has seen it). Fails with `SOURCE_READ_FAILED` when the group cannot be joined.
+ */
+export async function joinGroup(options: GroupMembershipOptions): Promise<GroupMembership> {
+  const brokers = parseBrokers('group membership', options.brokers);
+  if (typeof options.groupId !== 'string' || options.groupId === '') {
+    throw invalidArgument('group membership: groupId must be a non-empty string');
+  }
+  if (options.topics.length === 0) throw invalidArgument('group membership: topics must not be empty');
+  const sessionTimeout = options.sessionTimeoutMs ?? 10_000;
+  const heartbeatInterval = options.heartbeatIntervalMs ?? Math.max(100, Math.floor(sessionTimeout / 10));
+  if (!(heartbeatInterval < sessionTimeout)) {
+    throw invalidArgument('group membership: heartbeatIntervalMs must be less than sessionTimeoutMs');
+  }
+  const kafka = kafkaClient(brokers, options.client);
+  const topics = [...new Set(options.topics)];
+  // What this member owns, sent with each join so the assignment can keep it there.
+  let owned: readonly TopicPartition[] = [];
+  let current: GroupAssignment | null = null;
+  let rebalance = 0;
+  let consumer: Consumer | null = null;
+  let starting: Promise<void> | null = null;
+  let leaving = false;
+  let failuresInRow = 0;
+  let settle: { resolve: () => void; reject: (e: Error) => void } | null = null;
+  const first = new Promise<void>((resolve, reject) => {
+    settle = { resolve, reject };
+  });
+  const fail = (error: Error) => {
+    if (settle !== null) settle.reject(error);
+    else options.onError?.(error);
+    settle = null;
+  };
+
+  const start = async (): Promise<void> => {
+    const c = kafka.consumer({
+      groupId: options.groupId,
+      sessionTimeout,
+      heartbeatInterval,
+      rebalanceTimeout: options.rebalanceTimeoutMs ?? sessionTimeout,
+      // An idle fetch loop (every partition paused) heartbeats once per wait.
+      maxWaitTimeInMs: heartbeatInterval,
+      partitionAssigners: [stickyAssigner(() => owned)],
+      retry: { retries: 5 },
+    });
+    consumer = c;
+    c.on(c.events.GROUP_JOIN, ({ payload }) => {
+      // Fetching is the task's business, from its own offsets: pause every topic before the
+      // consumer's fetch loop (which starts after this event) asks for anything.
+      c.pause(topics.map((topic) => ({ topic })));
+      const partitions = Object.entries(payload.memberAssignment)
+        .flatMap(([topic, ps]) => ps.map((p): TopicPartition => [topic, p]))
+        .sort(([t1, p1], [t2, p2]) => (t1 < t2 ? -1 : t1 > t2 ? 1 : p1 - p2));
+      owned = partitions;
+      rebalance += 1;
+      failuresInRow = 0;
+      current = { memberId: payload.memberId, leader: payload.isLeader, partitions, rebalance };
+      options.onAssigned(current);
+      settle?.resolve();
+      settle = null;
+    });
+    c.on(c.events.CRASH, ({ payload }) => {
+      // kafkajs restarts the consumer itself after a retriable error, and has disconnected it
+      // after any other. Such an error in the group protocol (a coordinator that answers a late
+      // SyncGroup with INVALID_REQUEST, say) is met by joining again as a new member, a few times
+      // in a row at most; the member id this one had times out of the group.
+      if (payload.restart || leaving) return;
+      failuresInRow += 1;
+      if (failuresInRow <= MAX_REJOINS) {
+        starting = start().catch(fail);
+        return;
+      }
+      fail(
+        new MillraceError(
+          ErrorCode.SOURCE_READ_FAILED,
+          `group ${options.groupId}: membership failed: ${payload.error.message}`,
+          { cause: payload.error },
+        ),
+      );
+    });
+    await c.connect();
+    await c.subscribe({ topics, fromBeginning: false });
+    await c.run({
+      autoCommit: false,
+      eachBatch: async () => {
+        // Never called: every partition is paused.
+      },
+    });
+  };
+
+  let left: Promise<void> | null = null;
+  const leave = (): Promise<void> => {
+    leaving = true;
+    left ??= (async () => {
+      await starting?.catch(() => {});
+      await consumer?.disconnect().catch(() => {});
+    })();
+    return left;
+  };
+
+  try {
+    starting = start();
+    await starting;
+    await first;
+  } catch (e) {
+    await leave();
+    if (e instanceof MillraceError) throw e;
+    throw new MillraceError(
+      ErrorCode.SOURCE_READ_FAILED,
+      `group ${options.groupId}: could not join: ${(e as Error).message}`,
+      { cause: e },
+    );
+  }
+  return {
+    get assignment() {
+      return current;
+    },
+    leave,
+  };
+}
+
+/** How many times in a row a member joins again after kafkajs gave up on its consumer. */
+const MAX_REJOINS = 3;
+
+/** What a member sends when it joins: the partitions it owns now, as `topic`, `partition` pairs. */
+interface StickyUserData {
+  owned: TopicPartition[];
+}
+
+/**
+ * The group's assignor (run by the leader): every subscribed topic partition is a task, and
+ * `assignTasks` shares them out, keeping each member's partitions where balance allows.
+ */
+function stickyAssigner(owned: () => readonly TopicPartition[]): PartitionAssigner {
+  const { AssignerProtocol } = kafkajs();
+  return ({ cluster }) => ({
+    name: ASSIGNOR_NAME,
+    version: ASSIGNOR_VERSION,
+    async assign({ members, topics }) {
+      const tasks = topics.flatMap((topic) =>
+        cluster.findTopicPartitionMetadata(topic).map((m) => taskId([topic, m.partitionId])),
+      );
+      const claims = members.map((m) => ({ id: m.memberId, owned: ownedOf(m).map(taskId) }));
+      const plan = assignTasks(claims, tasks);
+      return members.map(({ memberId }) => {
+        const assignment: Record<string, number[]> = {};
+        for (const id of plan.get(memberId) ?? []) {
+          const [topic, partition] = parseTaskId(id);
+          (assignment[topic] ??= []).push(partition);
+        }
+        return {
+          memberId,
+          memberAssignment: AssignerProtocol.MemberAssignment.encode({
+            version: ASSIGNOR_VERSION,
+            assignment,
+            userData: Buffer.alloc(0),
+          }),
+        };
+      });
+    },
+    protocol({ topics }) {
+      const userData: StickyUserData = { owned: [...owned()] };
+      return {
+        name: ASSIGNOR_NAME,
+        metadata: AssignerProtocol.MemberMetadata.encode({
+          version: ASSIGNOR_VERSION,
+          topics,
+          userData: Buffer.from(JSON.stringify(userData)),
+        }),
+      };
+    },
+  });
+}
+
+/** The partitions a joining member says it owns; none when its metadata cannot be read. */
+function ownedOf(member: GroupMember): TopicPartition[] {
+  try {
+    const meta = kafkajs().AssignerProtocol.MemberMetadata.decode(member.memberMetadata);
+    if (meta === null || meta.userData.length === 0) return [];
+    const data = JSON.parse(meta.userData.toString()) as StickyUserData;
+    return Array.isArray(data.owned)
+      ? data.owned.filter(
+          (tp): tp is TopicPartition =>
+            Array.isArray(tp) && typeof tp[0] === 'string' && Number.isInteger(tp[1]),
+        )
+      : [];
+  } catch {
+    return [];
+  }
+}
+
+/** A topic partition as a task id: `topic:partition` (a topic name has no colon). */
+const taskId = ([topic, partition]: TopicPartition): string => `${topic}:${partition}`;
+
+function parseTaskId(id: string): TopicPartition {
+  const at = id.lastIndexOf(':');
+  return [id.slice(0, at), Number(id.slice(at + 1))];
+}

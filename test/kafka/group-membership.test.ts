@@ -1,0 +1,178 @@
+import assert from 'node:assert/strict';
+import { type ChildProcess, fork } from 'node:child_process';
+import { once } from 'node:events';
+import { after, before, describe, it } from 'node:test';
+import { fileURLToPath } from 'node:url';
+import { type GroupMembership, joinGroup } from '../../src/connectors/kafka/group-membership.js';
+import type { MemberReply } from '../fixtures/group-member.js';
+import { TestBroker } from './broker/index.js';
+import { within } from './kafkajs-helpers.js';
+import { MOCK_UNAVAILABLE, mockClusterAvailable, startMockCluster } from './mock-cluster.js';
+
+const MEMBER = fileURLToPath(new URL('../fixtures/group-member.js', import.meta.url));
+const SESSION_MS = 3000;
+
+type Partitions = readonly (readonly [string, number])[];
+
+/**
+ * The latest assignment of each member, by the test's name for it, and a way to wait until they
+ * satisfy a condition (checked on every assignment; bounded).
+ */
+class GroupView {
+  readonly latest = new Map<string, Partitions>();
+  private waiters: { check: () => boolean; resolve: () => void }[] = [];
+
+  assigned(name: string, partitions: Partitions): void {
+    this.latest.set(name, partitions);
+    this.waiters = this.waiters.filter((w) => {
+      if (!w.check()) return true;
+      w.resolve();
+      return false;
+    });
+  }
+
+  forget(name: string): void {
+    this.latest.delete(name);
+  }
+
+  /** Resolves once every named member holds `each` partitions and together they hold `total`. */
+  until(names: readonly string[], each: number[], total: number, what: string): Promise<void> {
+    const check = () => {
+      const held = names.map((n) => this.latest.get(n) ?? []);
+      const all = new Set(held.flat().map(([t, p]) => `${t}:${p}`));
+      return (
+        held.every((h, i) => h.length === each[i]) && all.size === total && this.latest.size === names.length
+      );
+    };
+    if (check()) return Promise.resolve();
+    return within(
+      SESSION_MS * 5,
+      what,
+      new Promise<void>((resolve) => this.waiters.push({ check, resolve })),
+    );
+  }
+
+  of(name: string): string[] {
+    return (this.latest.get(name) ?? []).map(([t, p]) => `${t}:${p}`);
+  }
+}
+
+/** A Kafka peer the scenarios run against: where it listens, and how topics are made there. */
+interface Peer {
+  readonly bootstrap: string;
+  createTopic(name: string, partitions: number): Promise<void> | void;
+  close(): Promise<void>;
+}
+
+const peers: { name: string; skip: string | false; start: () => Promise<Peer> }[] = [
+  {
+    name: "the project's Kafka-protocol test broker",
+    skip: false,
+    start: async () => {
+      const broker = await TestBroker.start();
+      return {
+        bootstrap: broker.bootstrap,
+        createTopic: (n, p) => broker.createTopic(n, p),
+        close: () => broker.close(),
+      };
+    },
+  },
+  {
+    name: "librdkafka's mock cluster",
+    skip: mockClusterAvailable() ? false : MOCK_UNAVAILABLE,
+    start: async () => {
+      const cluster = await startMockCluster({ brokers: 1, topics: [] });
+      return {
+        bootstrap: cluster.bootstrap,
+        createTopic: (n, p) => cluster.createTopic(n, p),
+        close: () => cluster.close(),
+      };
+    },
+  },
+];
+
+for (const peer of peers) {
+  describe(`Kafka group membership (the group protocol shares partitions between processes), on ${peer.name}`, {
+    skip: peer.skip,
+  }, () => {
+    let broker: Peer;
+    const members: GroupMembership[] = [];
+    const children: ChildProcess[] = [];
+
+    before(async () => {
+      broker = await peer.start();
+    });
+
+    after(async () => {
+      for (const c of children) c.kill('SIGKILL');
+      for (const m of members) await m.leave().catch(() => {});
+      await broker.close();
+    });
+
+    const join = async (view: GroupView, name: string, groupId: string, topic: string) => {
+      const m = await joinGroup({
+        brokers: broker.bootstrap,
+        groupId,
+        topics: [topic],
+        sessionTimeoutMs: SESSION_MS,
+        onAssigned: (a) => view.assigned(name, a.partitions),
+      });
+      members.push(m);
+      return m;
+    };
+
+    it('gives each of three members two of six partitions; when one leaves, the two others keep theirs and share its two', async () => {
+      await broker.createTopic('payments', 6);
+      const view = new GroupView();
+      const a = await join(view, 'a', 'fraud', 'payments');
+      assert.equal(a.assignment?.partitions.length, 6, 'a lone member owns every partition');
+      assert.equal(a.assignment?.leader, true);
+      const b = await join(view, 'b', 'fraud', 'payments');
+      const c = await join(view, 'c', 'fraud', 'payments');
+      await view.until(['a', 'b', 'c'], [2, 2, 2], 6, 'three members with two partitions each');
+      const before = { a: view.of('a'), c: view.of('c') };
+
+      await b.leave();
+      view.forget('b');
+      await view.until(['a', 'c'], [3, 3], 6, 'two members with three partitions each');
+      for (const name of ['a', 'c'] as const) {
+        for (const p of before[name]) assert.ok(view.of(name).includes(p), `${name} keeps ${p}`);
+      }
+      assert.ok(c.assignment!.rebalance > 1);
+    });
+
+    it('gives a killed member’s partitions to the survivors once its session has timed out', async () => {
+      await broker.createTopic('alerts', 6);
+      const view = new GroupView();
+      await join(view, 'a', 'alerting', 'alerts');
+      await join(view, 'b', 'alerting', 'alerts');
+      const child = fork(MEMBER, [broker.bootstrap, 'alerting', 'alerts', String(SESSION_MS)], {
+        stdio: ['ignore', 'ignore', 'inherit', 'ipc'],
+      });
+      children.push(child);
+      child.on('message', (m: MemberReply) => view.assigned('child', m.partitions));
+      await view.until(['a', 'b', 'child'], [2, 2, 2], 6, 'two members here and one in a child process');
+
+      const killedAt = Date.now();
+      child.kill('SIGKILL');
+      await once(child, 'exit');
+      view.forget('child');
+      await view.until(['a', 'b'], [3, 3], 6, 'the survivors own all six partitions');
+      const tookMs = Date.now() - killedAt;
+      assert.ok(
+        tookMs >= SESSION_MS - 500,
+        `the coordinator waited for the session to time out (${tookMs} ms)`,
+      );
+    });
+
+    it('refuses options it cannot use, with coded errors', async () => {
+      const base = { brokers: broker.bootstrap, groupId: 'g', topics: ['t'], onAssigned: () => {} };
+      await assert.rejects(joinGroup({ ...base, groupId: '' }), { code: 'INVALID_ARGUMENT' });
+      await assert.rejects(joinGroup({ ...base, topics: [] }), { code: 'INVALID_ARGUMENT' });
+      await assert.rejects(joinGroup({ ...base, sessionTimeoutMs: 1000, heartbeatIntervalMs: 1000 }), {
+        code: 'INVALID_ARGUMENT',
+      });
+      await assert.rejects(joinGroup({ ...base, brokers: '' }), { code: 'INVALID_ARGUMENT' });
+    });
+  });
+}
