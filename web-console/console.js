@@ -159,14 +159,19 @@ function drawPlan(view) {
         const fx = from.x + STAGE_W;
         const fy = from.y + 24;
         const out = topo.stages[input.fromStage].output;
-        const label = out.partitioning === 'forward' ? 'forward' : `hash by ${clip(out.key, 14)}`;
+        // The label fits the gap between the boxes (about 6 px a character); the whole key is its title.
+        const full = out.partitioning === 'forward' ? 'forward' : `hash by ${out.key}`;
+        const label = clip(full, Math.floor((GAP_X - 10) / 6));
         const edge = el('path', {
           class: 'edge',
           d: `M ${fx} ${fy} C ${fx + GAP_X / 2} ${fy}, ${to.x - GAP_X / 2} ${ty}, ${to.x} ${ty}`,
         });
+        edge.append(el('title', {}, full));
         svg.append(edge);
         const lx = fx + 6;
-        svg.append(el('text', { class: 'small', x: lx, y: fy - 6 }, label));
+        const text = el('text', { class: 'small', x: lx, y: fy - 6 }, label);
+        text.append(el('title', {}, full));
+        svg.append(text);
         svg.append(el('text', { class: 'small ring-count', x: lx, y: fy + 14 }, `${input.rings} rings`));
       }
     });
@@ -303,7 +308,18 @@ function makeCharts() {
   );
   charts.watermark = new uPlot(base([line('lag', '#7c3aed')]), [[], []], $('chart-watermark'));
   const state = base([line('rows', '#0891b2'), line('MiB', '#be185d', 'mib')], { mib: {} });
-  state.axes = [{}, { scale: 'y', size: 64 }, { scale: 'mib', side: 1, size: 48, grid: { show: false } }];
+  state.axes = [
+    {},
+    { scale: 'y', size: 64 },
+    {
+      scale: 'mib',
+      side: 1,
+      size: 56,
+      grid: { show: false },
+      // Small sizes keep two significant digits (whole numbers would show every tick as 0).
+      values: (_u, splits) => splits.map((v) => (v === 0 ? '0' : v >= 10 ? v.toFixed(0) : v.toPrecision(2))),
+    },
+  ];
   charts.state = new uPlot(state, [[], [], []], $('chart-state'));
   window.addEventListener('resize', () => {
     for (const c of Object.values(charts)) c.setSize({ width: width(), height: 190 });
