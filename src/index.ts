@@ -96,6 +96,13 @@ export {
   type QueryStatus,
   StreamingQuery,
 } from './runtime/driver/streaming-query.js';
+export {
+  type GroupEvents,
+  type GroupOptions,
+  type GroupProgress,
+  GroupQuery,
+  type GroupTask,
+} from './runtime/group/group-query.js';
 export type { JobLocation } from './runtime/job-loader.js';
 export type { DeadLetter, LateRow } from './runtime/messages.js';
 export { ManualClock } from './runtime/time/clock.js';

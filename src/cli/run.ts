@@ -6,6 +6,7 @@ import type { StreamingQueryProgress } from '../metrics/progress.js';
 import { type MetricsServer, serveMetrics } from '../metrics/server.js';
 import { startQuery } from '../runtime/driver/start-query.js';
 import type { StreamingQuery } from '../runtime/driver/streaming-query.js';
+import type { GroupQuery } from '../runtime/group/group-query.js';
 import { parseDuration } from '../util/duration.js';
 import { reportError, wantsStacks } from './error-report.js';
 import { formatMs, latencyTable, progressStatus } from './format.js';
@@ -18,6 +19,7 @@ export const RUN_USAGE = `Usage: millrace run <job> [--param k=v]... [--checkpoi
                     [--dead-letters dir | --dead-letters-kafka brokers/topic]
                     [--late-rows dir | --late-rows-kafka brokers/topic]
                     [--metrics-port N [--metrics-host H]]
+                    [--group id [--session-timeout d]]
                     [--progress json|pretty] [--duration d] [--stop-timeout d] [--verbose]
 
   <job>             a job module (.js or .ts) whose default export is defineJob(...)
@@ -42,6 +44,12 @@ export const RUN_USAGE = `Usage: millrace run <job> [--param k=v]... [--checkpoi
                     web console at http://127.0.0.1:N/ (0: any free port; the URLs are printed
                     on stderr)
   --metrics-host H  the address that server binds (default 127.0.0.1: this machine only)
+  --group id        run as one member of the job's Kafka consumer group id: the processes that
+                    run the job with the same group share its partitions, each running the
+                    tasks of its own (docs/scale-out.md); needs a checkpoint every one reaches
+  --session-timeout d
+                    how long the group waits for a silent member before its tasks move
+                    (default 10s)
   --progress mode   'pretty': a live status line; 'json': one progress object a line
                     (default: pretty on a terminal, json otherwise)
   --duration d      stop after d (e.g. 500ms, 30s, 5min); default: until Ctrl-C
@@ -68,6 +76,8 @@ export async function runCommand(args: string[], io: CliIO): Promise<number> {
     verbose?: boolean;
     'metrics-port'?: string;
     'metrics-host'?: string;
+    group?: string;
+    'session-timeout'?: string;
   } & SideOutputFlags;
   let positionals: string[];
   try {
@@ -89,6 +99,8 @@ export async function runCommand(args: string[], io: CliIO): Promise<number> {
         'late-rows-kafka': { type: 'string' },
         'metrics-port': { type: 'string' },
         'metrics-host': { type: 'string' },
+        group: { type: 'string' },
+        'session-timeout': { type: 'string' },
       },
     }));
   } catch (e) {
@@ -133,6 +145,41 @@ export async function runCommand(args: string[], io: CliIO): Promise<number> {
       return ExitCode.USAGE;
     }
     status.print(`millrace: metrics at ${metrics.url}, console at ${metrics.consoleUrl}`, 'stderr');
+  }
+  if (values.group !== undefined || values['session-timeout'] !== undefined) {
+    try {
+      if (values.group === undefined)
+        throw new MillraceError(ErrorCode.USAGE, '--session-timeout needs --group');
+      if (restartPolicy !== undefined) {
+        throw new MillraceError(
+          ErrorCode.USAGE,
+          '--restart is for one process; a group moves a failed member’s tasks',
+        );
+      }
+      const sessionTimeout =
+        values['session-timeout'] === undefined
+          ? undefined
+          : parseDuration(values['session-timeout'], '--session-timeout');
+      const group = await startQuery(positionals[0]!, {
+        params,
+        checkpointLocation: values.checkpoint,
+        console: (line, stream) => status.print(line, stream),
+        ...(Object.keys(options).length > 0 && { options }),
+        group: { id: values.group, ...(sessionTimeout !== undefined && { sessionTimeout }) },
+      });
+      return await superviseGroup(group, io, {
+        durationMs,
+        stopTimeoutMs,
+        status,
+        json: mode === 'json',
+        verbose,
+      });
+    } catch (e) {
+      reportError(io, 'millrace: ', e, verbose);
+      return e instanceof MillraceError && e.code === 'USAGE' ? ExitCode.USAGE : startFailureCode(e);
+    } finally {
+      await metrics?.close();
+    }
   }
   let q: StreamingQuery;
   try {
@@ -290,6 +337,55 @@ export async function superviseQuery(
     io.out(`${lines.join('\n')}\n`);
   }
   return ExitCode.OK;
+}
+
+/**
+ * Watches this process's share of a group run: each task's progress (with the tasks the member
+ * owns), a line when the group changes them, stop on Ctrl-C or when the duration ends. Returns
+ * 0 stopped, 1 failed.
+ */
+async function superviseGroup(
+  g: GroupQuery,
+  io: CliIO,
+  options: {
+    durationMs: number | undefined;
+    stopTimeoutMs: number;
+    status: StatusLine;
+    json: boolean;
+    verbose: boolean;
+  },
+): Promise<number> {
+  const { status } = options;
+  g.on('progress', (p) => {
+    if (options.json) status.print(JSON.stringify(p));
+    else status.update(`${p.group.task} · ${progressStatus(p)}`);
+  });
+  const announce = (tasks: string[]) =>
+    status.print(`millrace: member of group ${g.groupId}, tasks ${tasks.join(', ') || 'none'}`, 'stderr');
+  announce(g.tasks.map((t) => t.task));
+  g.on('assigned', announce);
+  let stopping = false;
+  const stop = (timeoutMs: number) => {
+    stopping = true;
+    g.stop({ timeoutMs }).catch(() => {});
+  };
+  const unsubscribe = io.onInterrupt(() => stop(stopping ? 0 : options.stopTimeoutMs));
+  const timer =
+    options.durationMs === undefined
+      ? undefined
+      : setTimeout(() => stop(options.stopTimeoutMs), options.durationMs);
+  try {
+    await g.awaitTermination();
+    return ExitCode.OK;
+  } catch (e) {
+    status.end();
+    reportError(io, 'millrace: the group run failed: ', e, options.verbose);
+    return ExitCode.QUERY_FAILED;
+  } finally {
+    clearTimeout(timer);
+    unsubscribe();
+    status.end();
+  }
 }
 
 function formatLatencyCount(q: StreamingQuery): string {

@@ -203,6 +203,44 @@ export interface SourceConnector<S extends SourceSpec = SourceSpec> {
   startOffsets?(spec: S, dir: string | null): Promise<number[]>;
   /** Checks the source's checkpoint files before a restart and in `checkpoint verify`. */
   readonly checkFiles?: SourceFilesCheck;
+  /** How processes share the source's partitions as a group (docs/scale-out.md); absent: they cannot. */
+  readonly group?: GroupShare<S>;
+}
+
+/** What a group gave one member: its id, and the tasks (partition numbers) it owns. */
+export interface GroupShareAssignment {
+  readonly memberId: string;
+  readonly tasks: readonly number[];
+}
+
+/** A member's hold on its group: it leaves (the others take its tasks at once). */
+export interface GroupShareMembership {
+  leave(): Promise<void>;
+}
+
+/**
+ * A source whose partitions a group of processes shares through the group protocol of the system
+ * it reads (Kafka's consumer groups). A task is a number: partition p of every source of the job.
+ */
+export interface GroupShare<S extends SourceSpec = SourceSpec> {
+  /** What the source reads from (the cluster): every source of a group job must read one. */
+  cluster(spec: S): string;
+  /** The names the group subscribes to (topics), recorded in the group's checkpoint. */
+  topics(spec: S): readonly string[];
+  /** The task of each source partition, in partition order. */
+  tasks(spec: S): readonly number[];
+  /** The layout (by its key) that makes the source read only the partitions of one task. */
+  taskLayout(spec: S, task: number): { readonly key: string; readonly layout: unknown };
+  /** Joins the group on behalf of every source given (all of one cluster). */
+  join(
+    specs: readonly S[],
+    options: {
+      readonly groupId: string;
+      readonly sessionTimeoutMs: number;
+      readonly onAssigned: (assignment: GroupShareAssignment) => void;
+      readonly onError: (error: Error) => void;
+    },
+  ): Promise<GroupShareMembership>;
 }
 
 // --- sinks --------------------------------------------------------------------------------------
@@ -223,6 +261,11 @@ export interface SinkContext {
   readonly partition: number;
   /** The query's id: stable across runs of one checkpoint. */
   readonly queryId: string;
+  /**
+   * The group task the query runs (`0.3`; docs/scale-out.md), or null for a query run whole: a
+   * sink that names things per partition (a transactional id) names them per task and partition.
+   */
+  readonly task: string | null;
   /** The first epoch of this run. */
   readonly firstEpoch: number;
   /** Sends a row to the driver side of the sink ({@link SinkConnector.driverRows}). */
@@ -284,6 +327,8 @@ export interface SinkConnector<S extends SinkSpec = SinkSpec> {
   ): SinkCommitter | null;
   /** Why the sink refuses asynchronous progress tracking, if it does (plan time). */
   refusesAsyncProgress?(spec: S): string | undefined;
+  /** Why the sink cannot be written by a group's tasks, if it cannot (plan time). */
+  refusesGroup?(spec: S): string | undefined;
   /** Plan-time checks against the trigger (real time: its checkpoint interval, ms). */
   checkTrigger?(spec: S, checkpointIntervalMs: number | null): void;
   /** What the checkpoint's metadata records of the sink, besides its kind. */

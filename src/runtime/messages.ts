@@ -83,6 +83,8 @@ export interface StateCheckpointSpec {
 
 export interface HostSpec {
   readonly queryId: string;
+  /** The group task the query runs (see RuntimeConfig.task), or null. */
+  readonly task: string | null;
   readonly runId: string;
   readonly hostIndex: number;
   /** This host's doorbell in `bells`. */

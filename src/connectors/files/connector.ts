@@ -19,6 +19,8 @@ export const filesSinkConnector: SinkConnector<FilesSinkSpec> = {
   refusesAsyncProgress: () =>
     'asyncProgressTracking cannot be used with sinks.files: its manifests commit each epoch exactly ' +
     'once, and a restart would redo epochs whose commit was not logged; turn asyncProgressTracking off',
+  refusesGroup: () =>
+    'sinks.files cannot be written by a group yet: its manifest is one per directory, and every task would write it',
   record: (spec) => ({ path: spec.path }),
   recoversFromOutput: 'goes by the manifests in its output directory',
   compare: (before, after) =>

@@ -2,6 +2,7 @@ import { ErrorCode, MillraceError } from '../../errors.js';
 import type { SinkConnector, SourceConnector, TaskDecoder } from '../contract.js';
 import type { KafkaSinkSpec, KafkaSourceSpec } from '../spec.js';
 import { KafkaDeadLetterWriter } from './dead-letters.js';
+import { kafkaGroupShare } from './group-share.js';
 import { resolveKafkaLayout } from './layout.js';
 import { KafkaSinkRuntime } from './sink-runtime.js';
 import type { RawKafkaRecord } from './source.js';
@@ -33,12 +34,13 @@ export const kafkaSourceConnector: SourceConnector<KafkaSourceSpec> = {
     resolve: resolveKafkaLayout,
   },
   startOffsets: kafkaStartOffsets,
+  group: kafkaGroupShare,
 };
 
 /** Each sink partition's own producer; exactly-once: one transaction per epoch, committed by the driver's word. */
 export const kafkaSinkConnector: SinkConnector<KafkaSinkSpec> = {
   writer: (spec, context) =>
-    new KafkaSinkRuntime(spec, context.partition, context.queryId, context.firstEpoch),
+    new KafkaSinkRuntime(spec, context.partition, context.queryId, context.firstEpoch, context.task),
   // An exactly-once sink's partitions commit their transactions once the epoch is logged.
   committer: (spec, _mode, commitOnHosts) =>
     spec.exactlyOnce ? { commit: (epoch) => commitOnHosts(epoch) } : null,

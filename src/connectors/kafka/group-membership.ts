@@ -192,8 +192,8 @@ interface StickyUserData {
 }
 
 /**
- * The group's assignor (run by the leader): every subscribed topic partition is a task, and
- * `assignTasks` shares them out, keeping each member's partitions where balance allows.
+ * The group's assignor (run by the leader): partition p of every subscribed topic is one task,
+ * and `assignTasks` shares the tasks out, keeping each member's partitions where balance allows.
  */
 function stickyAssigner(owned: () => readonly TopicPartition[]): PartitionAssigner {
   const { AssignerProtocol } = kafkajs();
@@ -201,16 +201,23 @@ function stickyAssigner(owned: () => readonly TopicPartition[]): PartitionAssign
     name: ASSIGNOR_NAME,
     version: ASSIGNOR_VERSION,
     async assign({ members, topics }) {
-      const tasks = topics.flatMap((topic) =>
-        cluster.findTopicPartitionMetadata(topic).map((m) => taskId([topic, m.partitionId])),
-      );
-      const claims = members.map((m) => ({ id: m.memberId, owned: ownedOf(m).map(taskId) }));
-      const plan = assignTasks(claims, tasks);
+      // Partition p of every topic is one task: co-partitioned topics are read together.
+      const byTask = new Map<string, TopicPartition[]>();
+      for (const topic of topics) {
+        for (const m of cluster.findTopicPartitionMetadata(topic)) {
+          const id = String(m.partitionId);
+          byTask.set(id, [...(byTask.get(id) ?? []), [topic, m.partitionId]]);
+        }
+      }
+      const claims = members.map((m) => ({
+        id: m.memberId,
+        owned: [...new Set(ownedOf(m).map(([, partition]) => String(partition)))],
+      }));
+      const plan = assignTasks(claims, [...byTask.keys()]);
       return members.map(({ memberId }) => {
         const assignment: Record<string, number[]> = {};
         for (const id of plan.get(memberId) ?? []) {
-          const [topic, partition] = parseTaskId(id);
-          (assignment[topic] ??= []).push(partition);
+          for (const [topic, partition] of byTask.get(id) ?? []) (assignment[topic] ??= []).push(partition);
         }
         return {
           memberId,
@@ -251,12 +258,4 @@ function ownedOf(member: GroupMember): TopicPartition[] {
   } catch {
     return [];
   }
-}
-
-/** A topic partition as a task id: `topic:partition` (a topic name has no colon). */
-const taskId = ([topic, partition]: TopicPartition): string => `${topic}:${partition}`;
-
-function parseTaskId(id: string): TopicPartition {
-  const at = id.lastIndexOf(':');
-  return [id.slice(0, at), Number(id.slice(at + 1))];
 }

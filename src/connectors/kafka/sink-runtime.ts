@@ -12,14 +12,15 @@ import { encodeValue } from './codec.js';
  * one came back, with every row that arrived meanwhile, so a lone row goes out at once and a
  * burst goes out in few requests. At an epoch's end the partition waits for its sends.
  *
- * Exactly-once: a transactional producer (id `<prefix>-<partition>`; starting it fences any
+ * Exactly-once: a transactional producer (id `<prefix>-<partition>`, `<prefix>-<task>-<partition>`
+ * for a group task; starting it fences any
  * earlier producer with the same id and aborts its open transaction) writes each epoch's rows in
  * one transaction. At the epoch's end the partition waits for its sends (a pre-commit) and holds
  * the transaction open; the driver, once it has logged the epoch's offsets (so that a redo would
  * cut the epoch the same way), asks it to commit (`commitEpoch`), and only then writes the
  * epoch's commit file. With the rows, in the same transaction, the partition commits "epoch E
  * done" as the offset of partition 0 of the sink's topic for a consumer group of its own
- * (`millrace-<query id>-sink-<partition>`). If the query dies after the transaction committed and
+ * (`millrace-<query id>-sink-<partition>`, per task too). If the query dies after the transaction committed and
  * before the checkpoint did, the next run redoes the epoch with the same input, and this
  * partition, reading its group offset, drops the epoch's rows: they are in Kafka already. Rows of
  * the next epoch wait (bounded by `maxBufferedRows`) while a transaction is held.
@@ -50,9 +51,12 @@ export class KafkaSinkRuntime implements SinkRuntime {
     private readonly partition: number,
     queryId: string,
     firstEpoch: number,
+    task: string | null,
   ) {
     this.epoch = firstEpoch;
-    this.epochsGroup = `millrace-${queryId}-sink-${partition}`;
+    // A group task's partitions are named per task: every task has a sink partition 0.
+    const instance = task === null ? `${partition}` : `${task}-${partition}`;
+    this.epochsGroup = `millrace-${queryId}-sink-${instance}`;
     const kafka = kafkaClient(spec.brokers, spec.client);
     const createPartitioner =
       typeof spec.partitioner === 'function'
@@ -61,7 +65,7 @@ export class KafkaSinkRuntime implements SinkRuntime {
           ? kafkajs().Partitioners.LegacyPartitioner
           : kafkajs().Partitioners.DefaultPartitioner;
     if (spec.exactlyOnce) {
-      this.transactionalId = `${spec.transactionalIdPrefix ?? `millrace-${queryId}`}-${partition}`;
+      this.transactionalId = `${spec.transactionalIdPrefix ?? `millrace-${queryId}`}-${instance}`;
       this.producer = kafka.producer({
         transactionalId: this.transactionalId,
         idempotent: true,

@@ -35,6 +35,7 @@ export function hostSpecs(
   };
   return wiring.hosts.map((h) => ({
     queryId: config.queryId,
+    task: config.task,
     runId: config.runId,
     hostIndex: h.index,
     bell: h.bell,

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { LeaseTiming } from '../../checkpoint/lease.js';
 import { CheckpointManager, type RecoveryPoint } from '../../checkpoint/manager.js';
 import { checkSinkCapabilities } from '../../connectors/checks.js';
-import { withLayouts } from '../../connectors/layouts.js';
+import { type ResolvedLayouts, withLayouts } from '../../connectors/layouts.js';
 import { resolveLayouts } from '../../connectors/resolve.js';
 import { invalidArgument } from '../../errors.js';
 import { type MetricsOptions, meterQuery } from '../../metrics/prometheus.js';
@@ -69,13 +69,26 @@ const defaultConsole = (line: string, stream: 'stdout' | 'stderr') => {
 };
 
 /**
- * Starts a query from a job module. Everything checkable is checked before any thread starts
- * (plan-time errors reject with their code); the promise resolves once every worker runs.
- *
- * @example
- * const q = await startQuery(new URL('./jobs/fraud.js', import.meta.url), { params: { rate: 5000 } });
+ * What a query started as one task of a group run is told besides its options
+ * (docs/scale-out.md): the task, the group's query id, and the source layouts restricted to the
+ * task's partitions.
  */
-export async function startQuery(job: JobLocation, options: StartOptions = {}): Promise<StreamingQuery> {
+export interface TaskScope {
+  readonly task: string;
+  readonly queryId: string;
+  readonly layouts: ResolvedLayouts;
+}
+
+/**
+ * Starts a query from a job module: the whole query, or (`scope`) one task of a group run.
+ * Everything checkable is checked before any thread starts (plan-time errors reject with their
+ * code); the promise resolves once every worker runs.
+ */
+export async function launchQuery(
+  job: JobLocation,
+  options: StartOptions = {},
+  scope: TaskScope | null = null,
+): Promise<StreamingQuery> {
   const jobUrl = jobUrlOf(job);
   const params: Record<string, string> = {};
   for (const [k, v] of Object.entries(options.params ?? {})) params[k] = String(v);
@@ -83,7 +96,7 @@ export async function startQuery(job: JobLocation, options: StartOptions = {}): 
   let plan = planJob(module, params, jobUrl);
   // Sources that learn their partitions from outside (a subscription's topics) resolve them; the
   // job is built again with them, here and in every worker.
-  const layouts = await resolveLayouts(plan.sources);
+  const layouts = scope?.layouts ?? (await resolveLayouts(plan.sources));
   if (Object.keys(layouts).length > 0) plan = withLayouts(layouts, () => planJob(module, params, jobUrl));
   checkSinkMode(plan);
   const definition = plan.definition;
@@ -119,7 +132,7 @@ export async function startQuery(job: JobLocation, options: StartOptions = {}): 
   }
   // Every attempt of the query opens the checkpoint the same way (a restart is a new run).
   const openCheckpoint = (at: string, run: string) =>
-    CheckpointManager.open(at, plan, run, randomUUID(), {
+    CheckpointManager.open(at, plan, run, scope?.queryId ?? randomUUID(), {
       sourceEvolution: queryOptions.sourceEvolution,
       physical,
       lease: options.checkpointLease,
@@ -128,10 +141,11 @@ export async function startQuery(job: JobLocation, options: StartOptions = {}): 
   let recovery: RecoveryPoint | null = null;
   if (location !== undefined) ({ manager: checkpoint, recovery } = await openCheckpoint(location, runId));
   try {
-    const queryId = recovery?.queryId ?? randomUUID();
+    const queryId = recovery?.queryId ?? scope?.queryId ?? randomUUID();
     recovery = await withSourceStarts(plan, checkpoint, recovery, queryId);
     const config: RuntimeConfig = {
       queryId,
+      task: scope?.task ?? null,
       runId,
       name: options.queryName ?? definition.queryName ?? null,
       jobUrl,

@@ -14,6 +14,11 @@ export interface RuntimeConfig {
   /** The layouts of sources whose partitions were resolved at start, by key (see `connectors/layouts.ts`). */
   readonly layouts: ResolvedLayouts;
   readonly queryId: string;
+  /**
+   * The group task this run is (`0.3`: partition 3 of the job's sources; docs/scale-out.md), or
+   * null for a query run whole in one process.
+   */
+  readonly task: string | null;
   readonly runId: string;
   readonly name: string | null;
   readonly jobUrl: string;

@@ -12,6 +12,8 @@ export interface HostContext {
   readonly hostIndex: number;
   /** The query's id (stable across runs of a checkpoint). */
   readonly queryId: string;
+  /** The group task the query runs (docs/scale-out.md), or null. */
+  readonly task: string | null;
   readonly clock: Clock;
   /** Real time with µs resolution, agreed between threads (latency only). */
   readonly precise: PreciseTime;

@@ -43,6 +43,7 @@ const yieldToEventLoop = (): Promise<void> => new Promise((resolve) => setImmedi
 export class Host implements HostContext {
   readonly hostIndex: number;
   readonly queryId: string;
+  readonly task: string | null;
   readonly clock: Clock;
   readonly precise: PreciseTime;
   readonly recorder = new LatencyRecorder();
@@ -74,6 +75,7 @@ export class Host implements HostContext {
   ) {
     this.hostIndex = spec.hostIndex;
     this.queryId = spec.queryId;
+    this.task = spec.task;
     this.clock = clockFromSpec(spec.clock);
     this.precise = new PreciseTime(spec.clock.wallOffset);
     this.bells = new DoorbellTable(spec.bells);

@@ -19,6 +19,7 @@ export function createSinkRuntime(spec: SinkSpec, host: HostContext, task: SinkT
   return sinkConnector(spec).writer(spec, {
     partition: task.partition,
     queryId: host.queryId,
+    task: host.task,
     firstEpoch: host.firstEpoch,
     toDriver: (row) => {
       host.result.writeData(row, task.index, m.sourceTime, m.readTime, originArg(m));

@@ -1,0 +1,425 @@
+import { randomBytes, randomUUID } from 'node:crypto';
+import { EventEmitter } from 'node:events';
+import { link, mkdir, readFile, unlink, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { setTimeout as delay } from 'node:timers/promises';
+import type { GroupShare, GroupShareMembership } from '../../connectors/contract.js';
+import { withLayouts } from '../../connectors/layouts.js';
+import { sinkConnector, sourceConnector } from '../../connectors/registry.js';
+import { resolveLayouts } from '../../connectors/resolve.js';
+import type { SourceSpec } from '../../connectors/spec.js';
+import { ErrorCode, invalidArgument, MillraceError } from '../../errors.js';
+import type { StreamingQueryProgress } from '../../metrics/progress.js';
+import type { AnalyzedPlan } from '../../plan/analyze.js';
+import { STATEFUL_KINDS } from '../../plan/nodes.js';
+import { type Duration, parseDuration } from '../../util/duration.js';
+import { launchQuery, type StartOptions } from '../driver/launch-query.js';
+import type { StreamingQuery } from '../driver/streaming-query.js';
+import { importJob, type JobLocation, jobUrlOf, planJob } from '../job-loader.js';
+
+/** How a process joins a job's group (`startQuery(job, { group })`, `millrace run --group`). */
+export interface GroupOptions {
+  /** The Kafka consumer group every process of the job joins. */
+  id: string;
+  /**
+   * How long the coordinator waits for a heartbeat before it gives a silent member's tasks to the
+   * others (default 10 s); also the lease period of each task.
+   */
+  sessionTimeout?: Duration;
+}
+
+/** A task this process was given, and what runs it. */
+export interface GroupTask {
+  /** `0.<p>`: partition p of every source topic. */
+  readonly task: string;
+  /** `waiting`: for the task's lease (its old owner has not let go yet); `running`; `stopping`. */
+  readonly state: 'waiting' | 'running' | 'stopping';
+}
+
+/** Progress of one task, with the group's view of this process. */
+export interface GroupProgress extends StreamingQueryProgress {
+  readonly group: {
+    readonly id: string;
+    readonly memberId: string;
+    readonly task: string;
+    readonly ownedTasks: string[];
+  };
+}
+
+export interface GroupEvents {
+  /** The group gave this process a new set of tasks. */
+  assigned: [string[]];
+  progress: [GroupProgress];
+  /** A task's query started on this process (its lease held, its checkpoint restored). */
+  taskStarted: [string, StreamingQuery];
+  taskStopped: [string];
+  terminated: [MillraceError | null];
+}
+
+/** How long a task waits before it tries its lease again while the old owner still holds it. */
+const LEASE_RETRY_MS = 200;
+
+interface TaskRun {
+  readonly task: string;
+  readonly partition: number;
+  wanted: boolean;
+  query: StreamingQuery | null;
+  done: Promise<void>;
+}
+
+/** The group's record at the checkpoint's root: who the query is, over which partitions. */
+interface GroupRecord {
+  readonly queryId: string;
+  readonly topics: readonly string[];
+  readonly partitions: number;
+}
+
+/**
+ * One process's share of a job run by a group of processes (docs/scale-out.md). The process is
+ * a member of the job's Kafka consumer group; for each task the group gives it, it runs the job
+ * over that task's partitions as a query of its own, checkpointed under
+ * `<checkpoint>/tasks/<task>` and locked there by a lease, so a task runs in one process at a time
+ * and moves with its state and offsets.
+ */
+export class GroupQuery extends EventEmitter<GroupEvents> {
+  private readonly runs = new Map<string, TaskRun>();
+  private membership: GroupShareMembership | null = null;
+  private member: string | null = null;
+  private stopping = false;
+  private error: MillraceError | null = null;
+  private ended: Promise<void>;
+  private endIt!: () => void;
+
+  private constructor(
+    private readonly job: JobLocation,
+    private readonly options: StartOptions,
+    readonly groupId: string,
+    readonly id: string,
+    readonly name: string | null,
+    private readonly location: string,
+    private readonly layoutsOf: (partition: number) => Record<string, unknown>,
+    private readonly sessionTimeoutMs: number,
+  ) {
+    super();
+    this.ended = new Promise((resolve) => {
+      this.endIt = resolve;
+    });
+  }
+
+  /** Plans the job, checks it can run as a group, joins the group and starts the first tasks. */
+  static async start(
+    job: JobLocation,
+    options: StartOptions,
+    group: string | GroupOptions,
+  ): Promise<GroupQuery> {
+    const g = typeof group === 'string' ? { id: group } : group;
+    if (g === null || typeof g !== 'object' || typeof g.id !== 'string' || g.id === '') {
+      throw invalidArgument('group: give the consumer group id, a non-empty string');
+    }
+    const sessionTimeoutMs = parseDuration(g.sessionTimeout ?? 10_000, 'group.sessionTimeout');
+    const jobUrl = jobUrlOf(job);
+    const params: Record<string, string> = {};
+    for (const [k, v] of Object.entries(options.params ?? {})) params[k] = String(v);
+    const module = await importJob(jobUrl);
+    let plan = planJob(module, params, jobUrl);
+    const layouts = await resolveLayouts(plan.sources);
+    plan = withLayouts(layouts, () => planJob(module, params, jobUrl));
+    const shared = checkGroupPlan(plan);
+    const location = options.checkpointLocation ?? plan.definition.checkpointLocation;
+    if (location === undefined) {
+      throw invalidArgument(
+        'a group run keeps each task in a checkpoint every process reaches: give it a checkpoint location ' +
+          '(--checkpoint dir, or checkpointLocation in the job or startQuery)',
+      );
+    }
+    const topics = [...new Set(shared.flatMap(({ spec, share }) => share.topics(spec)))].sort();
+    const partitions = coPartitioned(shared);
+    const record = await groupRecord(location, { queryId: randomUUID(), topics, partitions });
+    const layoutsOf = (p: number) => {
+      const restricted: Record<string, unknown> = { ...layouts };
+      for (const { spec, share } of shared) {
+        const { key, layout } = share.taskLayout(spec, p);
+        restricted[key] = layout;
+      }
+      return restricted;
+    };
+    const q = new GroupQuery(
+      job,
+      options,
+      g.id,
+      record.queryId,
+      options.queryName ?? plan.definition.queryName ?? null,
+      location,
+      layoutsOf,
+      sessionTimeoutMs,
+    );
+    q.membership = await shared[0]!.share.join(
+      shared.map((s) => s.spec),
+      {
+        groupId: g.id,
+        sessionTimeoutMs,
+        onAssigned: (a) => {
+          q.member = a.memberId;
+          q.assign(a.tasks);
+        },
+        onError: (e) => q.fail(e),
+      },
+    );
+    return q;
+  }
+
+  /** The tasks this process owns now. */
+  get tasks(): GroupTask[] {
+    return [...this.runs.values()]
+      .sort((a, b) => Number(a.task.slice(2)) - Number(b.task.slice(2)))
+      .map((r) => ({
+        task: r.task,
+        state: !r.wanted ? 'stopping' : r.query === null ? 'waiting' : 'running',
+      }));
+  }
+
+  /** This process's member id in the group (null before it joined). */
+  get memberId(): string | null {
+    return this.member;
+  }
+
+  /** The query of a task this process runs now, if any. */
+  taskQuery(task: string): StreamingQuery | null {
+    return this.runs.get(task)?.query ?? null;
+  }
+
+  get isActive(): boolean {
+    return !this.stopping && this.error === null;
+  }
+
+  get exception(): MillraceError | null {
+    return this.error;
+  }
+
+  /** Resolves once stopped; rejects with the error a task failed with (the process then left the group). */
+  async awaitTermination(): Promise<void> {
+    await this.ended;
+    if (this.error !== null) throw this.error;
+  }
+
+  /**
+   * Leaves the group (the others take its tasks at once) and stops every task at its next epoch
+   * boundary, waiting at most `timeoutMs` (default 3 s) for each.
+   */
+  async stop(options: { timeoutMs?: number } = {}): Promise<void> {
+    await this.shutdown(options.timeoutMs ?? 3000);
+  }
+
+  private async shutdown(timeoutMs: number): Promise<void> {
+    if (!this.stopping) {
+      this.stopping = true;
+      for (const r of this.runs.values()) r.wanted = false;
+      await Promise.all(
+        [...this.runs.values()].map(async (r) => {
+          await r.query?.stop({ timeoutMs }).catch(() => {});
+          await r.done;
+        }),
+      );
+      await this.membership?.leave();
+      this.emit('terminated', this.error);
+      this.endIt();
+    }
+    await this.ended;
+  }
+
+  private fail(e: unknown): void {
+    if (this.error !== null || this.stopping) return;
+    this.error =
+      e instanceof MillraceError
+        ? e
+        : new MillraceError(ErrorCode.TASK_FAILED, `group ${this.groupId}: ${(e as Error).message}`, {
+            cause: e,
+          });
+    void this.shutdown(0);
+  }
+
+  private assign(tasks: readonly number[]): void {
+    if (this.stopping) return;
+    const byTask = new Map(tasks.map((p) => [`0.${p}`, p]));
+    for (const [task, r] of this.runs) {
+      if (byTask.has(task) && r.wanted) continue;
+      r.wanted = false;
+      r.query?.stop().catch(() => {});
+    }
+    for (const [task, partition] of byTask) {
+      const existing = this.runs.get(task);
+      if (existing?.wanted) continue;
+      const run: TaskRun = { task, partition, wanted: true, query: null, done: Promise.resolve() };
+      // A task given back while it still stops starts again once it has stopped.
+      run.done = (existing?.done ?? Promise.resolve()).then(() => this.runTask(run));
+      this.runs.set(task, run);
+    }
+    this.emit('assigned', [...byTask.keys()]);
+  }
+
+  /** Runs a task until it is taken away, the group stops, or it fails (which fails the group). */
+  private async runTask(run: TaskRun): Promise<void> {
+    const partition = run.partition;
+    try {
+      while (run.wanted) {
+        let q: StreamingQuery;
+        try {
+          q = await launchQuery(
+            this.job,
+            {
+              ...this.options,
+              queryName: `${this.name ?? 'query'}/${run.task}`,
+              checkpointLocation: join(this.location, 'tasks', run.task),
+              checkpointLease: this.options.checkpointLease ?? { periodMs: this.sessionTimeoutMs },
+              options: { workers: 1, ...this.options.options },
+            },
+            { task: run.task, queryId: this.id, layouts: this.layoutsOf(partition) },
+          );
+        } catch (e) {
+          // The old owner has not let go of the task yet (it stops at an epoch boundary, or its lease
+          // runs out once it died): try again while the task is still ours.
+          if (e instanceof MillraceError && e.code === ErrorCode.CHECKPOINT_IN_USE) {
+            await delay(LEASE_RETRY_MS);
+            continue;
+          }
+          throw e;
+        }
+        if (q.id !== this.id) {
+          await q.stop({ timeoutMs: 0 });
+          throw new MillraceError(
+            ErrorCode.CHECKPOINT_INCOMPATIBLE_CHANGE,
+            `task ${run.task}'s checkpoint belongs to query ${q.id}, not to this group's query ${this.id}`,
+          );
+        }
+        run.query = q;
+        const onProgress = (p: StreamingQueryProgress) =>
+          this.emit('progress', {
+            ...p,
+            group: {
+              id: this.groupId,
+              memberId: this.memberId ?? '',
+              task: run.task,
+              ownedTasks: this.tasks.map((t) => t.task),
+            },
+          });
+        q.on('progress', onProgress);
+        this.emit('taskStarted', run.task, q);
+        if (!run.wanted) q.stop().catch(() => {});
+        try {
+          await q.awaitTermination();
+        } finally {
+          q.off('progress', onProgress);
+          run.query = null;
+        }
+        break;
+      }
+    } catch (e) {
+      this.fail(e);
+    } finally {
+      if (this.runs.get(run.task) === run && !run.wanted) this.runs.delete(run.task);
+      this.emit('taskStopped', run.task);
+    }
+  }
+}
+
+interface SharedSource {
+  readonly spec: SourceSpec;
+  readonly share: GroupShare;
+}
+
+/**
+ * Refuses what a group run cannot do yet: every streaming source must be one whose partitions a
+ * group can share (Kafka), all on one cluster; no operator may need every row of a key in one
+ * place (that takes a repartition topic between processes, not built yet); the trigger must run
+ * until stopped, and the sink must take writes from several tasks. Returns the sources.
+ */
+function checkGroupPlan(plan: AnalyzedPlan): SharedSource[] {
+  const refuse = (why: string) => new MillraceError(ErrorCode.UNSUPPORTED_OPERATION, `a group run ${why}`);
+  const shared: SharedSource[] = [];
+  for (const { spec } of plan.sources) {
+    const share = sourceConnector(spec).group;
+    if (share === undefined) {
+      throw refuse(
+        `shares its sources' partitions between processes, and ${spec.description} has none to share`,
+      );
+    }
+    shared.push({ spec, share });
+  }
+  if (new Set(shared.map(({ spec, share }) => share.cluster(spec))).size > 1) {
+    throw refuse('reads one cluster, and the sources name several');
+  }
+  for (const op of plan.operators) {
+    if (STATEFUL_KINDS.includes(op.node.kind)) {
+      throw refuse(
+        `runs each partition's rows in the process that owns it, and ${op.node.kind} needs every row of its ` +
+          'keys in one place; keyed operators across processes need repartition topics (docs/scale-out.md)',
+      );
+    }
+  }
+  const { trigger, sink } = plan.definition;
+  if (trigger.kind === 'availableNow' || trigger.kind === 'once') {
+    throw refuse(`runs until stopped, and Trigger.${trigger.kind}() ends by itself`);
+  }
+  const refused = sinkConnector(sink).refusesGroup?.(sink);
+  if (refused !== undefined) throw refuse(`cannot run this job: ${refused}`);
+  return shared;
+}
+
+/**
+ * How many tasks the sources make: task p reads partition p of every source (of every topic), so
+ * each must have the same partitions, as many times each.
+ */
+function coPartitioned(shared: readonly SharedSource[]): number {
+  const shapes = shared.map(({ spec, share }) => {
+    const count = new Map<number, number>();
+    for (const t of share.tasks(spec)) count.set(t, (count.get(t) ?? 0) + 1);
+    return { spec, tasks: [...count.keys()].sort((a, b) => a - b), even: new Set(count.values()).size <= 1 };
+  });
+  const tasks = shapes[0]?.tasks ?? [];
+  for (const s of shapes) {
+    if (!s.even || s.tasks.join() !== tasks.join()) {
+      throw new MillraceError(
+        ErrorCode.UNSUPPORTED_OPERATION,
+        'a group run reads partition p of every source topic in one task, so the topics must have as many ' +
+          `partitions; ${s.spec.description}'s topics do not match the others'`,
+      );
+    }
+  }
+  return tasks.length;
+}
+
+/**
+ * The group's record at the checkpoint's root (`<checkpoint>/group`): written by the first
+ * process, atomically; every later one reads it and must find the same topics and partitions.
+ */
+async function groupRecord(location: string, proposed: GroupRecord): Promise<GroupRecord> {
+  await mkdir(location, { recursive: true });
+  const path = join(location, 'group');
+  const temp = join(location, `.group.${randomBytes(6).toString('hex')}.tmp`);
+  await writeFile(temp, `${JSON.stringify(proposed)}\n`);
+  try {
+    await link(temp, path);
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code !== 'EEXIST') throw e;
+  } finally {
+    await unlink(temp).catch(() => {});
+  }
+  let found: GroupRecord;
+  try {
+    found = JSON.parse(await readFile(path, 'utf8')) as GroupRecord;
+  } catch (e) {
+    throw new MillraceError(
+      ErrorCode.CHECKPOINT_CORRUPT,
+      `checkpoint file ${path} is corrupt: ${(e as Error).message}`,
+    );
+  }
+  const same = (a: readonly string[], b: readonly string[]) => a.join('\0') === b.join('\0');
+  if (!same(found.topics, proposed.topics) || found.partitions !== proposed.partitions) {
+    throw new MillraceError(
+      ErrorCode.CHECKPOINT_INCOMPATIBLE_CHANGE,
+      `the group's checkpoint at ${location} was made for topics ${found.topics.join(', ')} with ` +
+        `${found.partitions} partitions; this job reads ${proposed.topics.join(', ')} with ${proposed.partitions}`,
+    );
+  }
+  return found;
+}

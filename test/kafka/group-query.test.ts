@@ -1,0 +1,161 @@
+import assert from 'node:assert/strict';
+import { once } from 'node:events';
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import { setTimeout as pause } from 'node:timers/promises';
+import type { Producer } from 'kafkajs';
+import { ErrorCode, type GroupQuery, startQuery } from '../../src/index.js';
+import type { Payment } from '../fixtures/jobs/kafka.js';
+import { tempDirs } from '../fixtures/temp-dirs.js';
+import { TestBroker } from './broker/index.js';
+import { kafkaClient, within } from './kafkajs-helpers.js';
+
+const JOB = new URL('../fixtures/jobs/kafka.js', import.meta.url);
+const SESSION_MS = 3000;
+const tempDir = tempDirs('millrace-group-query');
+
+describe('a job run by a group of members', () => {
+  let broker: TestBroker;
+  let producer: Producer;
+  let produced = 0;
+  before(async () => {
+    broker = await TestBroker.start({ autoCreateTopics: false });
+    broker.createTopic('in', 6);
+    broker.createTopic('out', 3);
+    producer = kafkaClient(broker.bootstrap).producer({ idempotent: true });
+    await producer.connect();
+  });
+  after(async () => {
+    await producer.disconnect();
+    await broker.close();
+  });
+
+  /** Payments `produced … produced + n - 1`, spread over the six partitions. */
+  const produce = async (n: number) => {
+    const batch: Payment[] = Array.from({ length: n }, (_, j) => ({
+      card: `c${produced + j}`,
+      amount: produced + j,
+      ts: 1_000_000 + produced + j,
+    }));
+    produced += n;
+    await producer.send({
+      topic: 'in',
+      messages: batch.map((p) => ({ key: p.card, value: JSON.stringify(p), partition: p.amount % 6 })),
+    });
+  };
+
+  /** The amounts of the payments in the output that read_committed sees. */
+  const committedAmounts = async (): Promise<number[]> => {
+    const out: number[] = [];
+    for (const p of [0, 1, 2]) {
+      for (const r of await broker.records('out', p, { isolation: 'read_committed' })) {
+        out.push((JSON.parse(String(r.value)) as Payment).amount);
+      }
+    }
+    return out.sort((a, b) => a - b);
+  };
+
+  /** Waits (bounded) until the committed output holds `n` rows. */
+  const untilCommitted = (n: number) =>
+    within(
+      SESSION_MS * 10,
+      `${n} committed output rows`,
+      (async () => {
+        while ((await committedAmounts()).length < n) await pause(20);
+      })(),
+    );
+
+  const member = (checkpoint: string, group = 'payments-copy') =>
+    startQuery(JOB, {
+      params: { brokers: broker.bootstrap, case: 'copy', exactlyOnce: 'true', checkpointInterval: '200 ms' },
+      checkpointLocation: checkpoint,
+      group: { id: group, sessionTimeout: SESSION_MS },
+      metrics: false,
+    });
+
+  /** Resolves once every member runs as many tasks as `each` says. */
+  const untilRunning = (members: GroupQuery[], each: number[]) =>
+    within(
+      SESSION_MS * 10,
+      `tasks running ${each.join('/')}`,
+      (async () => {
+        const running = (m: GroupQuery) => m.tasks.filter((t) => t.state === 'running').length;
+        while (!members.every((m, i) => running(m) === each[i])) await pause(20);
+      })(),
+    );
+
+  it('shares the partitions, moves a leaving member’s tasks, and writes every row exactly once', async () => {
+    const checkpoint = tempDir();
+    const a = await member(checkpoint);
+    const b = await member(checkpoint);
+    try {
+      await untilRunning([a, b], [3, 3]);
+      const tasksOf = (m: GroupQuery) => m.tasks.map((t) => t.task);
+      assert.equal(
+        new Set([...tasksOf(a), ...tasksOf(b)]).size,
+        6,
+        'the six tasks are split between the two',
+      );
+      await produce(600);
+      await untilCommitted(600);
+      // b leaves: a takes its tasks over, from their checkpoints.
+      await b.stop();
+      await untilRunning([a], [6]);
+      await produce(600);
+      await untilCommitted(1200);
+      assert.deepEqual(
+        await committedAmounts(),
+        Array.from({ length: 1200 }, (_, i) => i),
+      );
+      for (let p = 0; p < 6; p++) assert.ok(existsSync(join(checkpoint, 'tasks', `0.${p}`, 'commits')));
+    } finally {
+      await Promise.all([a.stop(), b.stop()]);
+    }
+  });
+
+  it('tells each progress which task it is and which tasks the member owns', async () => {
+    const a = await member(tempDir(), 'payments-progress');
+    try {
+      const [p] = await within(SESSION_MS * 10, 'a progress', once(a, 'progress'));
+      assert.match(p.group.task, /^0\.[0-5]$/);
+      assert.equal(p.group.id, 'payments-progress');
+      assert.equal(p.group.ownedTasks.length, 6);
+      assert.equal(p.name, `query/${p.group.task}`, 'a task runs as a query named after the task');
+    } finally {
+      await a.stop();
+    }
+  });
+
+  it('refuses a keyed operator, which needs every row of its keys in one place', async () => {
+    await assert.rejects(
+      startQuery(JOB, {
+        params: { brokers: broker.bootstrap, case: 'count' },
+        checkpointLocation: tempDir(),
+        group: 'payments-count',
+        metrics: false,
+      }),
+      (e: { code: string; message: string }) =>
+        e.code === ErrorCode.UNSUPPORTED_OPERATION && /aggregate needs every row of its keys/.test(e.message),
+    );
+  });
+
+  it('refuses a source whose partitions no group can share', async () => {
+    await assert.rejects(
+      startQuery(new URL('../fixtures/jobs/stateless.js', import.meta.url), {
+        checkpointLocation: tempDir(),
+        group: 'payments-memory',
+        metrics: false,
+      }),
+      (e: { code: string; message: string }) =>
+        e.code === ErrorCode.UNSUPPORTED_OPERATION && /has none to share/.test(e.message),
+    );
+  });
+
+  it('refuses a group run without a checkpoint', async () => {
+    await assert.rejects(
+      startQuery(JOB, { params: { brokers: broker.bootstrap, case: 'copy' }, group: 'payments-none' }),
+      (e: { code: string }) => e.code === ErrorCode.INVALID_ARGUMENT,
+    );
+  });
+});

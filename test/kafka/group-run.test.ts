@@ -1,0 +1,148 @@
+import assert from 'node:assert/strict';
+import { type ChildProcess, spawn } from 'node:child_process';
+import { once } from 'node:events';
+import { after, before, describe, it } from 'node:test';
+import { setTimeout as pause } from 'node:timers/promises';
+import { fileURLToPath } from 'node:url';
+import type { Producer } from 'kafkajs';
+import type { Payment } from '../fixtures/jobs/kafka.js';
+import { tempDirs } from '../fixtures/temp-dirs.js';
+import { TestBroker } from './broker/index.js';
+import { kafkaClient, within } from './kafkajs-helpers.js';
+import { KCAT_UNAVAILABLE, kcatAvailable, kcatConsume } from './kcat.js';
+
+const BIN = fileURLToPath(new URL('../../../bin/millrace.js', import.meta.url));
+const JOB = fileURLToPath(new URL('../fixtures/jobs/kafka.js', import.meta.url));
+const SESSION_MS = 3000;
+const tempDir = tempDirs('millrace-group-run');
+const children = new Set<ChildProcess>();
+after(() => {
+  for (const c of children) c.kill('SIGKILL');
+});
+
+/** A `millrace run --group` process, and the tasks it last said it runs. */
+interface Member {
+  readonly child: ChildProcess;
+  tasks: string[];
+  err: string;
+  readonly exited: Promise<number | null>;
+}
+
+function member(bootstrap: string, checkpoint: string): Member {
+  const child = spawn(
+    process.execPath,
+    [
+      BIN,
+      'run',
+      JOB,
+      '--progress',
+      'json',
+      '--checkpoint',
+      checkpoint,
+      '--group',
+      'payments',
+      '--session-timeout',
+      `${SESSION_MS}ms`,
+      '-p',
+      `brokers=${bootstrap}`,
+      '-p',
+      'case=copy',
+      '-p',
+      'exactlyOnce=true',
+      '-p',
+      'checkpointInterval=200 ms',
+    ],
+    { stdio: ['ignore', 'ignore', 'pipe'] },
+  );
+  children.add(child);
+  const m: Member = {
+    child,
+    tasks: [],
+    err: '',
+    exited: once(child, 'exit').then(([code]) => {
+      children.delete(child);
+      return code as number | null;
+    }),
+  };
+  child.stderr!.on('data', (d: Buffer) => {
+    m.err += d.toString();
+    for (const [, tasks] of m.err.matchAll(/member of group payments, tasks (.*)\n/g)) {
+      m.tasks = tasks === 'none' ? [] : tasks!.split(', ');
+    }
+  });
+  return m;
+}
+
+describe('millrace run --group, three processes', () => {
+  let broker: TestBroker;
+  let producer: Producer;
+  let produced = 0;
+  before(async () => {
+    broker = await TestBroker.start({ autoCreateTopics: false });
+    broker.createTopic('in', 6);
+    broker.createTopic('out', 3);
+    producer = kafkaClient(broker.bootstrap).producer({ idempotent: true });
+    await producer.connect();
+  });
+  after(async () => {
+    await producer.disconnect();
+    await broker.close();
+  });
+
+  const produce = async (n: number) => {
+    const batch: Payment[] = Array.from({ length: n }, (_, j) => ({
+      card: `c${produced + j}`,
+      amount: produced + j,
+      ts: 1_000_000 + produced + j,
+    }));
+    produced += n;
+    await producer.send({
+      topic: 'in',
+      messages: batch.map((p) => ({ key: p.card, value: JSON.stringify(p), partition: p.amount % 6 })),
+    });
+  };
+  const committed = async () => {
+    let n = 0;
+    for (const p of [0, 1, 2]) n += (await broker.records('out', p, { isolation: 'read_committed' })).length;
+    return n;
+  };
+  const until = (what: string, check: () => boolean | Promise<boolean>) =>
+    within(
+      SESSION_MS * 10,
+      what,
+      (async () => {
+        while (!(await check())) await pause(20);
+      })(),
+    );
+
+  it('shares six partitions two by two; after a SIGKILL the survivors take its tasks, and kcat reads every row once', {
+    skip: kcatAvailable() ? false : KCAT_UNAVAILABLE,
+  }, async (t) => {
+    const checkpoint = tempDir();
+    const members = [0, 1, 2].map(() => member(broker.bootstrap, checkpoint));
+    await until('two tasks each', () => members.every((m) => m.tasks.length === 2));
+    assert.equal(new Set(members.flatMap((m) => m.tasks)).size, 6);
+    await produce(600);
+    await until('600 rows committed', async () => (await committed()) >= 600);
+    const [victim, ...survivors] = members as [Member, Member, Member];
+    victim.child.kill('SIGKILL');
+    await victim.exited;
+    const killedAt = performance.now();
+    await produce(600);
+    await until('the survivors run three tasks each', () => survivors.every((m) => m.tasks.length === 3));
+    await until('1200 rows committed', async () => (await committed()) >= 1200);
+    const failoverMs = performance.now() - killedAt;
+    const read = await kcatConsume(broker.bootstrap, 'out', { isolation: 'read_committed' });
+    const amounts = read.map((r) => (JSON.parse(r.value!) as Payment).amount).sort((a, b) => a - b);
+    assert.deepEqual(
+      amounts,
+      Array.from({ length: 1200 }, (_, i) => i),
+      'every payment once, none twice',
+    );
+    t.diagnostic(
+      `SIGKILL → every row of the moved tasks committed: ${failoverMs.toFixed(0)} ms (session timeout ${SESSION_MS} ms)`,
+    );
+    for (const m of survivors) m.child.kill('SIGTERM');
+    assert.deepEqual(await Promise.all(survivors.map((m) => m.exited)), [0, 0]);
+  });
+});
