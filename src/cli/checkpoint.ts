@@ -1,5 +1,6 @@
 import { resolve } from 'node:path';
 import { parseArgs } from 'node:util';
+import { type GroupRecord, groupTasks, readGroupRecord } from '../checkpoint/group-record.js';
 import {
   type CheckpointInspection,
   type CheckpointProblem,
@@ -23,6 +24,9 @@ export const CHECKPOINT_USAGE = `Usage: millrace checkpoint inspect <dir> [--jso
             sources' own files, a files sink's manifests); one line per problem, and a note for
             harmless damage (a file no restart reads, an unreadable lock the next run takes over)
   --json    one JSON object instead of text
+
+A group's checkpoint (millrace run --group) is shown as the group's record (query id, topics,
+partitions), then each task's own checkpoint as above, its lock saying which process runs it.
 
 Exit codes: 0 sound (notes or not), 1 a problem was found, 2 bad usage or not a checkpoint.
 `;
@@ -55,6 +59,14 @@ export async function checkpointCommand(args: string[], io: CliIO): Promise<numb
     return ExitCode.USAGE;
   }
   const dir = resolve(positionals[0]!);
+  let group: GroupRecord | undefined;
+  try {
+    group = await readGroupRecord(dir);
+  } catch (e) {
+    io.err(`${name}: ${describe(e)}\n`);
+    return ExitCode.QUERY_FAILED;
+  }
+  if (group !== undefined) return groupCommand(action, dir, group, json, io);
   const notACheckpoint = await whyNotACheckpoint(dir);
   if (notACheckpoint !== null) {
     io.err(`${name}: ${notACheckpoint}\n`);
@@ -75,6 +87,67 @@ export async function checkpointCommand(args: string[], io: CliIO): Promise<numb
     io.err(`${name}: ${describe(e)}${hint}\n`);
     return ExitCode.QUERY_FAILED;
   }
+}
+
+/**
+ * inspect / verify of a group's checkpoint (docs/scale-out.md): the group's record, then each
+ * task's own checkpoint as a single query's — its epochs, offsets, state, and its lease (who runs
+ * the task now). Exit 1 when a task has problems.
+ */
+async function groupCommand(
+  action: 'inspect' | 'verify',
+  dir: string,
+  group: GroupRecord,
+  json: boolean,
+  io: CliIO,
+): Promise<number> {
+  const tasks = await groupTasks(dir);
+  let problems = 0;
+  const reports: {
+    task: string;
+    report: CheckpointInspection | CheckpointVerification | { error: string };
+  }[] = [];
+  for (const { task, dir: at } of tasks) {
+    try {
+      const report = action === 'inspect' ? await inspectCheckpoint(at) : await verifyCheckpoint(at);
+      problems += report.problems.length;
+      reports.push({ task, report });
+    } catch (e) {
+      problems += 1;
+      reports.push({ task, report: { error: describe(e) } });
+    }
+  }
+  if (json) {
+    const body = {
+      ...(action === 'verify' && { ok: problems === 0 }),
+      group: { location: dir, ...group },
+      tasks: reports.map(({ task, report }) => ({ task, ...report })),
+    };
+    io.out(`${JSON.stringify(body)}\n`);
+  } else {
+    const lines = [
+      `group checkpoint ${dir}`,
+      `  query id ${group.queryId}; topics ${group.topics.join(', ')}; ${group.partitions} partitions; ` +
+        `${tasks.length} task${tasks.length === 1 ? '' : 's'} checkpointed`,
+    ];
+    for (const { task, report } of reports) {
+      lines.push('', `task ${task}`);
+      const text =
+        'error' in report
+          ? `cannot be read: ${report.error}\n`
+          : action === 'inspect'
+            ? formatInspection(report as CheckpointInspection)
+            : formatVerification(report as CheckpointVerification);
+      lines.push(
+        ...text
+          .trimEnd()
+          .split('\n')
+          .map((l) => `  ${l}`),
+      );
+    }
+    io.out(`${lines.join('\n')}\n`);
+  }
+  return problems === 0 ? ExitCode.OK : ExitCode.QUERY_FAILED;
 }
 
 /** `1..3, 5, 7..8`; `none` for no versions. */

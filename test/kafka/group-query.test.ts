@@ -5,7 +5,9 @@ import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { setTimeout as pause } from 'node:timers/promises';
 import type { Producer } from 'kafkajs';
+import { main } from '../../src/cli/main.js';
 import { ErrorCode, type GroupQuery, startQuery } from '../../src/index.js';
+import { fakeIO } from '../cli/fake-io.js';
 import type { Payment } from '../fixtures/jobs/kafka.js';
 import { tempDirs } from '../fixtures/temp-dirs.js';
 import { TestBroker } from './broker/index.js';
@@ -109,9 +111,30 @@ describe('a job run by a group of members', () => {
         Array.from({ length: 1200 }, (_, i) => i),
       );
       for (let p = 0; p < 6; p++) assert.ok(existsSync(join(checkpoint, 'tasks', `0.${p}`, 'commits')));
+      // `checkpoint inspect` shows the group and each task, held by the member that runs them all.
+      const t = fakeIO();
+      assert.equal(await main(['checkpoint', 'inspect', checkpoint, '--json'], t.io), 0, t.stderr());
+      const shown = JSON.parse(t.stdout()) as {
+        group: { queryId: string; topics: string[]; partitions: number };
+        tasks: { task: string; queryId: string; lock: { held: boolean; owner: { pid: number } } | null }[];
+      };
+      assert.deepEqual([shown.group.queryId, shown.group.topics, shown.group.partitions], [a.id, ['in'], 6]);
+      assert.deepEqual(
+        shown.tasks.map((x) => [x.task, x.queryId, x.lock?.held, x.lock?.owner.pid]),
+        [0, 1, 2, 3, 4, 5].map((p) => [`0.${p}`, a.id, true, process.pid]),
+      );
     } finally {
       await Promise.all([a.stop(), b.stop()]);
     }
+    // The group's checkpoint is not a single run's.
+    await assert.rejects(
+      startQuery(JOB, {
+        params: { brokers: broker.bootstrap, case: 'copy' },
+        checkpointLocation: checkpoint,
+        metrics: false,
+      }),
+      (e: { code: string }) => e.code === ErrorCode.CHECKPOINT_INCOMPATIBLE_CHANGE,
+    );
   });
 
   it('tells each progress which task it is and which tasks the member owns', async () => {

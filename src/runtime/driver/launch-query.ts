@@ -1,10 +1,11 @@
 import { randomUUID } from 'node:crypto';
+import { readGroupRecord } from '../../checkpoint/group-record.js';
 import type { LeaseTiming } from '../../checkpoint/lease.js';
 import { CheckpointManager, type RecoveryPoint } from '../../checkpoint/manager.js';
 import { checkSinkCapabilities } from '../../connectors/checks.js';
 import { type ResolvedLayouts, withLayouts } from '../../connectors/layouts.js';
 import { resolveLayouts } from '../../connectors/resolve.js';
-import { invalidArgument } from '../../errors.js';
+import { ErrorCode, invalidArgument, MillraceError } from '../../errors.js';
 import { type MetricsOptions, meterQuery } from '../../metrics/prometheus.js';
 import { checkAsyncProgressTracking, checkSinkMode, checkSourceEvolution } from '../../plan/analyze.js';
 import { planFingerprint } from '../../plan/fingerprint.js';
@@ -139,6 +140,13 @@ export async function launchQuery(
     });
   let checkpoint: CheckpointManager | null = null;
   let recovery: RecoveryPoint | null = null;
+  if (location !== undefined && scope === null && (await readGroupRecord(location)) !== undefined) {
+    throw new MillraceError(
+      ErrorCode.CHECKPOINT_INCOMPATIBLE_CHANGE,
+      `the checkpoint at ${location} is a group's (its tasks are run by \`millrace run --group\` processes, ` +
+        'docs/scale-out.md): run this job with its group, or give it another checkpoint location',
+    );
+  }
   if (location !== undefined) ({ manager: checkpoint, recovery } = await openCheckpoint(location, runId));
   try {
     const queryId = recovery?.queryId ?? scope?.queryId ?? randomUUID();

@@ -1,8 +1,8 @@
-import { randomBytes, randomUUID } from 'node:crypto';
+import { randomUUID } from 'node:crypto';
 import { EventEmitter } from 'node:events';
-import { link, mkdir, readFile, unlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
+import { groupRecord } from '../../checkpoint/group-record.js';
 import type { GroupShare, GroupShareMembership } from '../../connectors/contract.js';
 import { withLayouts } from '../../connectors/layouts.js';
 import { sinkConnector, sourceConnector } from '../../connectors/registry.js';
@@ -65,13 +65,6 @@ interface TaskRun {
   wanted: boolean;
   query: StreamingQuery | null;
   done: Promise<void>;
-}
-
-/** The group's record at the checkpoint's root: who the query is, over which partitions. */
-interface GroupRecord {
-  readonly queryId: string;
-  readonly topics: readonly string[];
-  readonly partitions: number;
 }
 
 /**
@@ -386,40 +379,4 @@ function coPartitioned(shared: readonly SharedSource[]): number {
     }
   }
   return tasks.length;
-}
-
-/**
- * The group's record at the checkpoint's root (`<checkpoint>/group`): written by the first
- * process, atomically; every later one reads it and must find the same topics and partitions.
- */
-async function groupRecord(location: string, proposed: GroupRecord): Promise<GroupRecord> {
-  await mkdir(location, { recursive: true });
-  const path = join(location, 'group');
-  const temp = join(location, `.group.${randomBytes(6).toString('hex')}.tmp`);
-  await writeFile(temp, `${JSON.stringify(proposed)}\n`);
-  try {
-    await link(temp, path);
-  } catch (e) {
-    if ((e as NodeJS.ErrnoException).code !== 'EEXIST') throw e;
-  } finally {
-    await unlink(temp).catch(() => {});
-  }
-  let found: GroupRecord;
-  try {
-    found = JSON.parse(await readFile(path, 'utf8')) as GroupRecord;
-  } catch (e) {
-    throw new MillraceError(
-      ErrorCode.CHECKPOINT_CORRUPT,
-      `checkpoint file ${path} is corrupt: ${(e as Error).message}`,
-    );
-  }
-  const same = (a: readonly string[], b: readonly string[]) => a.join('\0') === b.join('\0');
-  if (!same(found.topics, proposed.topics) || found.partitions !== proposed.partitions) {
-    throw new MillraceError(
-      ErrorCode.CHECKPOINT_INCOMPATIBLE_CHANGE,
-      `the group's checkpoint at ${location} was made for topics ${found.topics.join(', ')} with ` +
-        `${found.partitions} partitions; this job reads ${proposed.topics.join(', ')} with ${proposed.partitions}`,
-    );
-  }
-  return found;
 }
