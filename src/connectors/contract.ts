@@ -213,6 +213,17 @@ export interface GroupShareAssignment {
   readonly tasks: readonly number[];
 }
 
+/** A repartition topic between two stages of a group's plan (docs/scale-out.md). */
+export interface RepartitionStage {
+  readonly topic: string;
+  /** Its partitions: as many as the sources have (task p reads partition p). */
+  readonly partitions: number;
+  /** The partition the downstream task reads. */
+  readonly task: number;
+  /** The job's own sink: an exactly-once one makes the repartition writes transactional too. */
+  readonly sink: SinkSpec;
+}
+
 /** A member's hold on its group: it leaves (the others take its tasks at once). */
 export interface GroupShareMembership {
   leave(): Promise<void>;
@@ -231,11 +242,20 @@ export interface GroupShare<S extends SourceSpec = SourceSpec> {
   tasks(spec: S): readonly number[];
   /** The layout (by its key) that makes the source read only the partitions of one task. */
   taskLayout(spec: S, task: number): { readonly key: string; readonly layout: unknown };
+  /**
+   * The ends of a repartition topic between two stages of the plan, built from the source's
+   * cluster: the sink the upstream task writes keyed rows to, and the source of downstream task p.
+   */
+  repartition(spec: S, stage: RepartitionStage): { readonly sink: SinkSpec; readonly source: SourceSpec };
+  /** Makes the repartition topic with `partitions` partitions, or checks the one there has them. */
+  ensureRepartition(spec: S, topic: string, partitions: number): Promise<void>;
   /** Joins the group on behalf of every source given (all of one cluster). */
   join(
     specs: readonly S[],
     options: {
       readonly groupId: string;
+      /** Topics the group subscribes to besides the sources' (repartition topics). */
+      readonly extraTopics: readonly string[];
       readonly sessionTimeoutMs: number;
       readonly onAssigned: (assignment: GroupShareAssignment) => void;
       readonly onError: (error: Error) => void;

@@ -108,17 +108,31 @@ export const rowKey = (row: unknown): string => JSON.stringify(row) ?? '';
 /** The shuffle key and partition count of a keyed operator. */
 function keyedShuffle(op: PlannedOperator, settings: PhysicalSettings): { key: KeySpec; partitions: number } {
   const node = op.node;
-  const partitions = settings.defaultShufflePartitions;
-  if (node.kind === 'dedup') {
-    // Without columns the whole row is the key.
-    if (node.keys.length === 0) return { key: rowKey, partitions };
-    return { key: node.keys.length === 1 ? node.keys[0]! : node.keys, partitions };
-  }
-  if (node.kind === 'transformWithState') return { key: node.key, partitions };
-  if (node.kind !== 'aggregate') throw new Error(`internal: ${node.kind} is not keyed`);
   // Without grouping columns every group meets in one task.
-  if (node.keys.length === 0) return { key: () => 0, partitions: 1 };
-  return { key: node.keys.length === 1 ? node.keys[0]! : node.keys, partitions };
+  const global = node.kind === 'aggregate' && node.keys.length === 0;
+  return { key: shuffleKey(node), partitions: global ? 1 : settings.defaultShufflePartitions };
+}
+
+/**
+ * The key a keyed operator's rows are shuffled by, so that every row of one of its keys meets in
+ * one task: a `repartition`'s own key; the grouping columns of an aggregation (a constant without
+ * any); the columns of a deduplication (the whole row without any); a `groupByKey`'s key.
+ */
+export function shuffleKey(node: LogicalNode): KeySpec {
+  switch (node.kind) {
+    case 'repartition':
+      return node.key;
+    case 'dedup':
+      if (node.keys.length === 0) return rowKey;
+      return node.keys.length === 1 ? node.keys[0]! : node.keys;
+    case 'transformWithState':
+      return node.key;
+    case 'aggregate':
+      if (node.keys.length === 0) return () => 0;
+      return node.keys.length === 1 ? node.keys[0]! : node.keys;
+    default:
+      throw new Error(`internal: ${node.kind} is not keyed`);
+  }
 }
 
 /**

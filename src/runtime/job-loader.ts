@@ -3,6 +3,7 @@ import { pathToFileURL } from 'node:url';
 import { ErrorCode, MillraceError } from '../errors.js';
 import { type AnalyzedPlan, analyze } from '../plan/analyze.js';
 import { buildJob, type DefinedJob, isJobModule, type JobParams, type QueryDefinition } from '../plan/job.js';
+import { cutPlan, type PlanCut } from './group/cut-plan.js';
 
 /** A job module location: a file URL, a URL string, or a path. */
 export type JobLocation = URL | string;
@@ -50,8 +51,16 @@ export async function importJob(jobUrl: string): Promise<DefinedJob> {
   return job;
 }
 
-/** Builds and analyzes a job's plan. Everything checkable at plan time is checked here. */
-export function planJob(job: DefinedJob, params: JobParams, jobUrl: string): AnalyzedPlan {
+/**
+ * Builds and analyzes a job's plan, or the half of it a group task runs (`cut`). Everything
+ * checkable at plan time is checked here.
+ */
+export function planJob(
+  job: DefinedJob,
+  params: JobParams,
+  jobUrl: string,
+  cut: PlanCut | null = null,
+): AnalyzedPlan {
   const definition: QueryDefinition = buildJob(job, params, jobUrl);
-  return analyze(definition);
+  return analyze(cut === null ? definition : cutPlan(definition, cut));
 }

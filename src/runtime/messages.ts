@@ -6,6 +6,7 @@ import type { StateOperatorCounters } from '../operators/contract.js';
 import type { EventTimeStats } from '../operators/watermark.js';
 import type { PhysicalSettings } from '../plan/physical.js';
 import type { BadRecordPolicy, LateRowPolicy } from '../plan/query-options.js';
+import type { PlanCut } from './group/cut-plan.js';
 import type { ClockSpec } from './time/clock.js';
 
 /**
@@ -48,6 +49,8 @@ export interface UdfWorkerSpec {
   readonly jobUrl: string;
   readonly params: Readonly<Record<string, string>>;
   readonly layouts: ResolvedLayouts;
+  /** The half of the plan a group task runs, or null (see `group/cut-plan.ts`). */
+  readonly cut: PlanCut | null;
   readonly fingerprint: string;
   readonly bells: SharedArrayBuffer;
   /** Int32 slot 0 set to 1 by the driver: the query is over, the thread ends. */
@@ -93,6 +96,8 @@ export interface HostSpec {
   readonly params: Readonly<Record<string, string>>;
   /** Source layouts (partitions) as the driver resolved them at start; the job is built with them. */
   readonly layouts: ResolvedLayouts;
+  /** The half of the plan a group task runs, or null (see `group/cut-plan.ts`). */
+  readonly cut: PlanCut | null;
   /** The plan fingerprint (with code) the driver built; the host must build the same. */
   readonly fingerprint: string;
   readonly physical: PhysicalSettings;

@@ -2,56 +2,29 @@ import assert from 'node:assert/strict';
 import { once } from 'node:events';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
-import { after, before, describe, it } from 'node:test';
+import { describe, it } from 'node:test';
 import { setTimeout as pause } from 'node:timers/promises';
-import type { Producer } from 'kafkajs';
 import { main } from '../../src/cli/main.js';
 import { ErrorCode, type GroupQuery, startQuery } from '../../src/index.js';
 import { fakeIO } from '../cli/fake-io.js';
 import type { Payment } from '../fixtures/jobs/kafka.js';
 import { tempDirs } from '../fixtures/temp-dirs.js';
-import { TestBroker } from './broker/index.js';
-import { kafkaClient, within } from './kafkajs-helpers.js';
+import { paymentsBroker, untilRunning as untilRunningWithin } from './group-fixture.js';
+import { within } from './kafkajs-helpers.js';
 
 const JOB = new URL('../fixtures/jobs/kafka.js', import.meta.url);
 const SESSION_MS = 3000;
 const tempDir = tempDirs('millrace-group-query');
 
 describe('a job run by a group of members', () => {
-  let broker: TestBroker;
-  let producer: Producer;
-  let produced = 0;
-  before(async () => {
-    broker = await TestBroker.start({ autoCreateTopics: false });
-    broker.createTopic('in', 6);
-    broker.createTopic('out', 3);
-    producer = kafkaClient(broker.bootstrap).producer({ idempotent: true });
-    await producer.connect();
-  });
-  after(async () => {
-    await producer.disconnect();
-    await broker.close();
-  });
-
-  /** Payments `produced … produced + n - 1`, spread over the six partitions. */
-  const produce = async (n: number) => {
-    const batch: Payment[] = Array.from({ length: n }, (_, j) => ({
-      card: `c${produced + j}`,
-      amount: produced + j,
-      ts: 1_000_000 + produced + j,
-    }));
-    produced += n;
-    await producer.send({
-      topic: 'in',
-      messages: batch.map((p) => ({ key: p.card, value: JSON.stringify(p), partition: p.amount % 6 })),
-    });
-  };
+  const feed = paymentsBroker(['out'], (i) => `c${i}`);
+  const produce = (n: number) => feed.produce(n);
 
   /** The amounts of the payments in the output that read_committed sees. */
   const committedAmounts = async (): Promise<number[]> => {
     const out: number[] = [];
     for (const p of [0, 1, 2]) {
-      for (const r of await broker.records('out', p, { isolation: 'read_committed' })) {
+      for (const r of await feed.broker.records('out', p, { isolation: 'read_committed' })) {
         out.push((JSON.parse(String(r.value)) as Payment).amount);
       }
     }
@@ -70,22 +43,19 @@ describe('a job run by a group of members', () => {
 
   const member = (checkpoint: string, group = 'payments-copy') =>
     startQuery(JOB, {
-      params: { brokers: broker.bootstrap, case: 'copy', exactlyOnce: 'true', checkpointInterval: '200 ms' },
+      params: {
+        brokers: feed.broker.bootstrap,
+        case: 'copy',
+        exactlyOnce: 'true',
+        checkpointInterval: '200 ms',
+      },
       checkpointLocation: checkpoint,
       group: { id: group, sessionTimeout: SESSION_MS },
       metrics: false,
     });
 
-  /** Resolves once every member runs as many tasks as `each` says. */
   const untilRunning = (members: GroupQuery[], each: number[]) =>
-    within(
-      SESSION_MS * 10,
-      `tasks running ${each.join('/')}`,
-      (async () => {
-        const running = (m: GroupQuery) => m.tasks.filter((t) => t.state === 'running').length;
-        while (!members.every((m, i) => running(m) === each[i])) await pause(20);
-      })(),
-    );
+    untilRunningWithin(members, each, SESSION_MS * 10);
 
   it('shares the partitions, moves a leaving member’s tasks, and writes every row exactly once', async () => {
     const checkpoint = tempDir();
@@ -129,7 +99,7 @@ describe('a job run by a group of members', () => {
     // The group's checkpoint is not a single run's.
     await assert.rejects(
       startQuery(JOB, {
-        params: { brokers: broker.bootstrap, case: 'copy' },
+        params: { brokers: feed.broker.bootstrap, case: 'copy' },
         checkpointLocation: checkpoint,
         metrics: false,
       }),
@@ -150,19 +120,6 @@ describe('a job run by a group of members', () => {
     }
   });
 
-  it('refuses a keyed operator, which needs every row of its keys in one place', async () => {
-    await assert.rejects(
-      startQuery(JOB, {
-        params: { brokers: broker.bootstrap, case: 'count' },
-        checkpointLocation: tempDir(),
-        group: 'payments-count',
-        metrics: false,
-      }),
-      (e: { code: string; message: string }) =>
-        e.code === ErrorCode.UNSUPPORTED_OPERATION && /aggregate needs every row of its keys/.test(e.message),
-    );
-  });
-
   it('refuses a source whose partitions no group can share', async () => {
     await assert.rejects(
       startQuery(new URL('../fixtures/jobs/stateless.js', import.meta.url), {
@@ -177,7 +134,7 @@ describe('a job run by a group of members', () => {
 
   it('refuses a group run without a checkpoint', async () => {
     await assert.rejects(
-      startQuery(JOB, { params: { brokers: broker.bootstrap, case: 'copy' }, group: 'payments-none' }),
+      startQuery(JOB, { params: { brokers: feed.broker.bootstrap, case: 'copy' }, group: 'payments-none' }),
       (e: { code: string }) => e.code === ErrorCode.INVALID_ARGUMENT,
     );
   });

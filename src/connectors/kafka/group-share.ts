@@ -1,6 +1,7 @@
 import type { GroupShare } from '../contract.js';
 import type { KafkaSourceSpec } from '../spec.js';
 import { joinGroup } from './group-membership.js';
+import { ensureRepartitionTopic, repartitionEnds } from './repartition.js';
 
 const partitionsOf = (spec: KafkaSourceSpec) => spec.topicPartitions ?? [];
 
@@ -16,12 +17,16 @@ export const kafkaGroupShare: GroupShare<KafkaSourceSpec> = {
     key: spec.layoutKey,
     layout: partitionsOf(spec).filter(([, partition]) => partition === task),
   }),
+  repartition: repartitionEnds,
+  ensureRepartition: ensureRepartitionTopic,
   join: async (specs, options) => {
     const first = specs[0]!;
     const membership = await joinGroup({
       brokers: first.brokers,
       groupId: options.groupId,
-      topics: [...new Set(specs.flatMap((s) => kafkaGroupShare.topics(s)))].sort(),
+      topics: [
+        ...new Set([...specs.flatMap((s) => kafkaGroupShare.topics(s)), ...options.extraTopics]),
+      ].sort(),
       sessionTimeoutMs: options.sessionTimeoutMs,
       client: first.client,
       onAssigned: (a) =>

@@ -42,6 +42,7 @@ export function hostSpecs(
     jobUrl: config.jobUrl,
     params: config.params,
     layouts: config.layouts,
+    cut: config.cut,
     fingerprint: config.fingerprint,
     physical: {
       defaultShufflePartitions: config.defaultShufflePartitions,
@@ -95,6 +96,7 @@ export function udfWorkerSpecs(
     jobUrl: config.jobUrl,
     params: config.params,
     layouts: config.layouts,
+    cut: config.cut,
     fingerprint: config.fingerprint,
     bells,
     control,

@@ -13,6 +13,7 @@ import { keepsWholeRows, planPhysical } from '../../plan/physical.js';
 import type { QueryOptionsInput } from '../../plan/query-options.js';
 import { resolveQueryOptions } from '../../plan/query-options.js';
 import { checkSideOutputPolicies } from '../../plan/side-output-target.js';
+import type { PlanCut } from '../group/cut-plan.js';
 import { importJob, type JobLocation, jobUrlOf, planJob } from '../job-loader.js';
 import { type Clock, ManualClock, SystemClock } from '../time/clock.js';
 import { measureWallOffset } from '../time/precise-time.js';
@@ -78,6 +79,8 @@ export interface TaskScope {
   readonly task: string;
   readonly queryId: string;
   readonly layouts: ResolvedLayouts;
+  /** The half of the job's plan the task runs, when the plan is cut (a keyed operator). */
+  readonly cut: PlanCut | null;
 }
 
 /**
@@ -94,11 +97,13 @@ export async function launchQuery(
   const params: Record<string, string> = {};
   for (const [k, v] of Object.entries(options.params ?? {})) params[k] = String(v);
   const module = await importJob(jobUrl);
-  let plan = planJob(module, params, jobUrl);
+  const cut = scope?.cut ?? null;
+  let plan = planJob(module, params, jobUrl, cut);
   // Sources that learn their partitions from outside (a subscription's topics) resolve them; the
   // job is built again with them, here and in every worker.
   const layouts = scope?.layouts ?? (await resolveLayouts(plan.sources));
-  if (Object.keys(layouts).length > 0) plan = withLayouts(layouts, () => planJob(module, params, jobUrl));
+  if (Object.keys(layouts).length > 0)
+    plan = withLayouts(layouts, () => planJob(module, params, jobUrl, cut));
   checkSinkMode(plan);
   const definition = plan.definition;
   const queryOptions = options.options
@@ -168,6 +173,7 @@ export async function launchQuery(
       checkpoint,
       recovery,
       layouts,
+      cut,
     };
     const openAttempt = async (): Promise<RuntimeConfig> => {
       const next = randomUUID();

@@ -4,6 +4,7 @@ import type { ResolvedLayouts } from '../../connectors/layouts.js';
 import type { AnalyzedPlan } from '../../plan/analyze.js';
 import type { PhysicalPlan } from '../../plan/physical.js';
 import type { QueryOptions } from '../../plan/query-options.js';
+import type { PlanCut } from '../group/cut-plan.js';
 import type { Clock } from '../time/clock.js';
 
 /** What a run of a query is started with (`startQuery`), and what its parts read of it. */
@@ -13,6 +14,8 @@ export interface RuntimeConfig {
   readonly recovery: RecoveryPoint | null;
   /** The layouts of sources whose partitions were resolved at start, by key (see `connectors/layouts.ts`). */
   readonly layouts: ResolvedLayouts;
+  /** The half of the plan a group task runs, or null (see `group/cut-plan.ts`). */
+  readonly cut: PlanCut | null;
   readonly queryId: string;
   /**
    * The group task this run is (`0.3`: partition 3 of the job's sources; docs/scale-out.md), or

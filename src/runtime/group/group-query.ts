@@ -11,11 +11,11 @@ import type { SourceSpec } from '../../connectors/spec.js';
 import { ErrorCode, invalidArgument, MillraceError } from '../../errors.js';
 import type { StreamingQueryProgress } from '../../metrics/progress.js';
 import type { AnalyzedPlan } from '../../plan/analyze.js';
-import { STATEFUL_KINDS } from '../../plan/nodes.js';
 import { type Duration, parseDuration } from '../../util/duration.js';
 import { launchQuery, type StartOptions } from '../driver/launch-query.js';
 import type { StreamingQuery } from '../driver/streaming-query.js';
 import { importJob, type JobLocation, jobUrlOf, planJob } from '../job-loader.js';
+import { findCut, repartitionTopic } from './cut-plan.js';
 
 /** How a process joins a job's group (`startQuery(job, { group })`, `millrace run --group`). */
 export interface GroupOptions {
@@ -30,7 +30,10 @@ export interface GroupOptions {
 
 /** A task this process was given, and what runs it. */
 export interface GroupTask {
-  /** `0.<p>`: partition p of every source topic. */
+  /**
+   * `0.<p>`: partition p of every source topic; `1.<p>`: partition p of the repartition topic, the
+   * keys of the plan's keyed operator that hash to p (when the plan has one).
+   */
   readonly task: string;
   /** `waiting`: for the task's lease (its old owner has not let go yet); `running`; `stopping`. */
   readonly state: 'waiting' | 'running' | 'stopping';
@@ -61,6 +64,8 @@ const LEASE_RETRY_MS = 200;
 
 interface TaskRun {
   readonly task: string;
+  /** 0: the plan, or its stage below the cut; 1: the stage above the cut. */
+  readonly stage: 0 | 1;
   readonly partition: number;
   wanted: boolean;
   query: StreamingQuery | null;
@@ -92,6 +97,8 @@ export class GroupQuery extends EventEmitter<GroupEvents> {
     private readonly location: string,
     private readonly layoutsOf: (partition: number) => Record<string, unknown>,
     private readonly sessionTimeoutMs: number,
+    /** The repartition topic between the plan's two stages, or null for a plan run whole. */
+    private readonly repartition: { readonly topic: string; readonly partitions: number } | null,
   ) {
     super();
     this.ended = new Promise((resolve) => {
@@ -118,6 +125,7 @@ export class GroupQuery extends EventEmitter<GroupEvents> {
     const layouts = await resolveLayouts(plan.sources);
     plan = withLayouts(layouts, () => planJob(module, params, jobUrl));
     const shared = checkGroupPlan(plan);
+    const point = findCut(plan.definition);
     const location = options.checkpointLocation ?? plan.definition.checkpointLocation;
     if (location === undefined) {
       throw invalidArgument(
@@ -128,6 +136,14 @@ export class GroupQuery extends EventEmitter<GroupEvents> {
     const topics = [...new Set(shared.flatMap(({ spec, share }) => share.topics(spec)))].sort();
     const partitions = coPartitioned(shared);
     const record = await groupRecord(location, { queryId: randomUUID(), topics, partitions });
+    const repartition = point === null ? null : { topic: repartitionTopic(record.queryId), partitions };
+    if (repartition !== null) {
+      await sourceConnector(point!.source).group!.ensureRepartition(
+        point!.source,
+        repartition.topic,
+        partitions,
+      );
+    }
     const layoutsOf = (p: number) => {
       const restricted: Record<string, unknown> = { ...layouts };
       for (const { spec, share } of shared) {
@@ -145,11 +161,13 @@ export class GroupQuery extends EventEmitter<GroupEvents> {
       location,
       layoutsOf,
       sessionTimeoutMs,
+      repartition,
     );
     q.membership = await shared[0]!.share.join(
       shared.map((s) => s.spec),
       {
         groupId: g.id,
+        extraTopics: repartition === null ? [] : [repartition.topic],
         sessionTimeoutMs,
         onAssigned: (a) => {
           q.member = a.memberId;
@@ -164,7 +182,7 @@ export class GroupQuery extends EventEmitter<GroupEvents> {
   /** The tasks this process owns now. */
   get tasks(): GroupTask[] {
     return [...this.runs.values()]
-      .sort((a, b) => Number(a.task.slice(2)) - Number(b.task.slice(2)))
+      .sort((a, b) => a.stage - b.stage || a.partition - b.partition)
       .map((r) => ({
         task: r.task,
         state: !r.wanted ? 'stopping' : r.query === null ? 'waiting' : 'running',
@@ -233,16 +251,19 @@ export class GroupQuery extends EventEmitter<GroupEvents> {
 
   private assign(tasks: readonly number[]): void {
     if (this.stopping) return;
-    const byTask = new Map(tasks.map((p) => [`0.${p}`, p]));
+    const stages: (0 | 1)[] = this.repartition === null ? [0] : [0, 1];
+    const byTask = new Map<string, { stage: 0 | 1; partition: number }>(
+      tasks.flatMap((p) => stages.map((stage) => [`${stage}.${p}`, { stage, partition: p }] as const)),
+    );
     for (const [task, r] of this.runs) {
       if (byTask.has(task) && r.wanted) continue;
       r.wanted = false;
       r.query?.stop().catch(() => {});
     }
-    for (const [task, partition] of byTask) {
+    for (const [task, { stage, partition }] of byTask) {
       const existing = this.runs.get(task);
       if (existing?.wanted) continue;
-      const run: TaskRun = { task, partition, wanted: true, query: null, done: Promise.resolve() };
+      const run: TaskRun = { task, stage, partition, wanted: true, query: null, done: Promise.resolve() };
       // A task given back while it still stops starts again once it has stopped.
       run.done = (existing?.done ?? Promise.resolve()).then(() => this.runTask(run));
       this.runs.set(task, run);
@@ -266,7 +287,13 @@ export class GroupQuery extends EventEmitter<GroupEvents> {
               checkpointLease: this.options.checkpointLease ?? { periodMs: this.sessionTimeoutMs },
               options: { workers: 1, ...this.options.options },
             },
-            { task: run.task, queryId: this.id, layouts: this.layoutsOf(partition) },
+            {
+              task: run.task,
+              queryId: this.id,
+              layouts: this.layoutsOf(partition),
+              cut:
+                this.repartition === null ? null : { stage: run.stage, ...this.repartition, task: partition },
+            },
           );
         } catch (e) {
           // The old owner has not let go of the task yet (it stops at an epoch boundary, or its lease
@@ -322,9 +349,9 @@ interface SharedSource {
 
 /**
  * Refuses what a group run cannot do yet: every streaming source must be one whose partitions a
- * group can share (Kafka), all on one cluster; no operator may need every row of a key in one
- * place (that takes a repartition topic between processes, not built yet); the trigger must run
- * until stopped, and the sink must take writes from several tasks. Returns the sources.
+ * group can share (Kafka), all on one cluster; the trigger must run until stopped, and the sink
+ * must take writes from several tasks. A keyed operator cuts the plan (`findCut` refuses what one
+ * cut cannot carry). Returns the sources.
  */
 function checkGroupPlan(plan: AnalyzedPlan): SharedSource[] {
   const refuse = (why: string) => new MillraceError(ErrorCode.UNSUPPORTED_OPERATION, `a group run ${why}`);
@@ -340,14 +367,6 @@ function checkGroupPlan(plan: AnalyzedPlan): SharedSource[] {
   }
   if (new Set(shared.map(({ spec, share }) => share.cluster(spec))).size > 1) {
     throw refuse('reads one cluster, and the sources name several');
-  }
-  for (const op of plan.operators) {
-    if (STATEFUL_KINDS.includes(op.node.kind)) {
-      throw refuse(
-        `runs each partition's rows in the process that owns it, and ${op.node.kind} needs every row of its ` +
-          'keys in one place; keyed operators across processes need repartition topics (docs/scale-out.md)',
-      );
-    }
   }
   const { trigger, sink } = plan.definition;
   if (trigger.kind === 'availableNow' || trigger.kind === 'once') {

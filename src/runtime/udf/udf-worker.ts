@@ -36,7 +36,7 @@ export default async function runUdfWorker(spec: UdfWorkerSpec): Promise<void> {
   try {
     await loadArrow();
     const job = await importJob(spec.jobUrl);
-    const plan = withLayouts(spec.layouts, () => planJob(job, spec.params, spec.jobUrl));
+    const plan = withLayouts(spec.layouts, () => planJob(job, spec.params, spec.jobUrl, spec.cut));
     if (planFingerprint(plan, true) !== spec.fingerprint) {
       throw new MillraceError(
         ErrorCode.PLAN_MISMATCH,

@@ -22,7 +22,7 @@ export default async function runHost(spec: HostSpec): Promise<void> {
   try {
     await initHistograms();
     const job = await importJob(spec.jobUrl);
-    const plan = withLayouts(spec.layouts, () => planJob(job, spec.params, spec.jobUrl));
+    const plan = withLayouts(spec.layouts, () => planJob(job, spec.params, spec.jobUrl, spec.cut));
     const fingerprint = planFingerprint(plan, true);
     if (fingerprint !== spec.fingerprint) {
       throw new MillraceError(
