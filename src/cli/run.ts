@@ -19,7 +19,7 @@ export const RUN_USAGE = `Usage: millrace run <job> [--param k=v]... [--checkpoi
                     [--dead-letters dir | --dead-letters-kafka brokers/topic]
                     [--late-rows dir | --late-rows-kafka brokers/topic]
                     [--metrics-port N [--metrics-host H]]
-                    [--group id [--session-timeout d]]
+                    [--group id [--session-timeout d] [--group-client c] [--group-instance-id i]]
                     [--progress json|pretty] [--duration d] [--stop-timeout d] [--verbose]
 
   <job>             a job module (.js or .ts) whose default export is defineJob(...)
@@ -50,6 +50,12 @@ export const RUN_USAGE = `Usage: millrace run <job> [--param k=v]... [--checkpoi
   --session-timeout d
                     how long the group waits for a silent member before its tasks move
                     (default 10s)
+  --group-client c  the Kafka client that keeps the membership: kafkajs (default) or
+                    @platformatic/kafka (Node 22 or later; static membership)
+  --group-instance-id i
+                    static membership (with @platformatic/kafka): this process's fixed identity in
+                    the group, e.g. the host name; restarted within the session timeout, it gets
+                    its tasks back without a rebalance
   --progress mode   'pretty': a live status line; 'json': one progress object a line
                     (default: pretty on a terminal, json otherwise)
   --duration d      stop after d (e.g. 500ms, 30s, 5min); default: until Ctrl-C
@@ -78,6 +84,8 @@ export async function runCommand(args: string[], io: CliIO): Promise<number> {
     'metrics-host'?: string;
     group?: string;
     'session-timeout'?: string;
+    'group-client'?: string;
+    'group-instance-id'?: string;
   } & SideOutputFlags;
   let positionals: string[];
   try {
@@ -101,6 +109,8 @@ export async function runCommand(args: string[], io: CliIO): Promise<number> {
         'metrics-host': { type: 'string' },
         group: { type: 'string' },
         'session-timeout': { type: 'string' },
+        'group-client': { type: 'string' },
+        'group-instance-id': { type: 'string' },
       },
     }));
   } catch (e) {
@@ -146,10 +156,13 @@ export async function runCommand(args: string[], io: CliIO): Promise<number> {
     }
     status.print(`millrace: metrics at ${metrics.url}, console at ${metrics.consoleUrl}`, 'stderr');
   }
-  if (values.group !== undefined || values['session-timeout'] !== undefined) {
+  const groupFlags = (['session-timeout', 'group-client', 'group-instance-id'] as const).filter(
+    (f) => values[f] !== undefined,
+  );
+  if (values.group !== undefined || groupFlags.length > 0) {
     try {
       if (values.group === undefined)
-        throw new MillraceError(ErrorCode.USAGE, '--session-timeout needs --group');
+        throw new MillraceError(ErrorCode.USAGE, `--${groupFlags[0]} needs --group`);
       if (restartPolicy !== undefined) {
         throw new MillraceError(
           ErrorCode.USAGE,
@@ -165,7 +178,14 @@ export async function runCommand(args: string[], io: CliIO): Promise<number> {
         checkpointLocation: values.checkpoint,
         console: (line, stream) => status.print(line, stream),
         ...(Object.keys(options).length > 0 && { options }),
-        group: { id: values.group, ...(sessionTimeout !== undefined && { sessionTimeout }) },
+        group: {
+          id: values.group,
+          ...(sessionTimeout !== undefined && { sessionTimeout }),
+          ...(values['group-client'] !== undefined && {
+            client: values['group-client'] as 'kafkajs' | '@platformatic/kafka',
+          }),
+          ...(values['group-instance-id'] !== undefined && { instanceId: values['group-instance-id'] }),
+        },
       });
       return await superviseGroup(group, io, {
         durationMs,

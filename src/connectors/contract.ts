@@ -256,6 +256,10 @@ export interface GroupShare<S extends SourceSpec = SourceSpec> {
       readonly groupId: string;
       /** Topics the group subscribes to besides the sources' (repartition topics). */
       readonly extraTopics: readonly string[];
+      /** The client library that keeps the membership (the connector's default when undefined). */
+      readonly client: string | undefined;
+      /** Static membership: this process's fixed identity in the group. */
+      readonly instanceId: string | undefined;
       readonly sessionTimeoutMs: number;
       readonly onAssigned: (assignment: GroupShareAssignment) => void;
       readonly onError: (error: Error) => void;

@@ -130,6 +130,7 @@ describe('millrace run', () => {
       [['run', '/no/such/job.js'], /cannot load job module.*\[INVALID_JOB\]/],
       [['run', fixture('invalid.js'), '-p', 'case=complete-mode'], /\[OUTPUT_MODE_NOT_SUPPORTED\]/],
       [['demo', '--rate', 'fast'], /--rate must be a positive number/],
+      [['run', fixture('rate.js'), '--group-instance-id', 'host-a'], /--group-instance-id needs --group/],
     ];
     for (const [args, message] of cases) {
       const t = fakeIO();

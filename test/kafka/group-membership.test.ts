@@ -3,7 +3,11 @@ import { type ChildProcess, fork } from 'node:child_process';
 import { once } from 'node:events';
 import { after, before, describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
-import { type GroupMembership, joinGroup } from '../../src/connectors/kafka/group-membership.js';
+import {
+  type GroupClient,
+  type GroupMembership,
+  joinGroup,
+} from '../../src/connectors/kafka/group-membership.js';
 import type { MemberReply } from '../fixtures/group-member.js';
 import { TestBroker } from './broker/index.js';
 import { within } from './kafkajs-helpers.js';
@@ -173,6 +177,130 @@ for (const peer of peers) {
         code: 'INVALID_ARGUMENT',
       });
       await assert.rejects(joinGroup({ ...base, brokers: '' }), { code: 'INVALID_ARGUMENT' });
+      await assert.rejects(joinGroup({ ...base, library: 'rdkafka' as GroupClient }), {
+        code: 'INVALID_ARGUMENT',
+      });
+      await assert.rejects(joinGroup({ ...base, instanceId: 'host-a' }), {
+        code: 'INVALID_ARGUMENT',
+        message: /kafkajs has no static membership/,
+      });
     });
   });
 }
+
+const NODE_MAJOR = Number(process.versions.node.split('.')[0]);
+const PLATFORMATIC_UNAVAILABLE =
+  NODE_MAJOR < 22
+    ? `@platformatic/kafka needs Node 22 or later; this is Node ${process.versions.node}`
+    : false;
+
+describe("group membership kept by @platformatic/kafka, on the project's test broker", {
+  skip: PLATFORMATIC_UNAVAILABLE,
+}, () => {
+  let broker: TestBroker;
+  const members: GroupMembership[] = [];
+  const children: ChildProcess[] = [];
+  before(async () => {
+    broker = await TestBroker.start();
+  });
+  after(async () => {
+    for (const c of children) c.kill('SIGKILL');
+    for (const m of members) await m.leave().catch(() => {});
+    await broker.close();
+  });
+  const join = async (view: GroupView, name: string, groupId: string, library: GroupClient) => {
+    const m = await joinGroup({
+      brokers: broker.bootstrap,
+      groupId,
+      topics: ['payments'],
+      sessionTimeoutMs: SESSION_MS,
+      library,
+      onAssigned: (a) => view.assigned(name, a.partitions),
+    });
+    members.push(m);
+    return m;
+  };
+
+  it('shares six partitions with a kafkajs member two by two, through the same sticky assignor', async () => {
+    broker.createTopic('payments', 6);
+    const view = new GroupView();
+    const a = await join(view, 'a', 'mixed', 'kafkajs');
+    await join(view, 'b', 'mixed', '@platformatic/kafka');
+    const c = await join(view, 'c', 'mixed', '@platformatic/kafka');
+    await view.until(['a', 'b', 'c'], [2, 2, 2], 6, 'three members with two partitions each');
+    const before = { b: view.of('b'), c: view.of('c') };
+    // The kafkajs member led (it joined first); now a @platformatic/kafka member leads.
+    await a.leave();
+    view.forget('a');
+    await view.until(['b', 'c'], [3, 3], 6, 'two members with three partitions each');
+    for (const name of ['b', 'c'] as const) {
+      for (const p of before[name]) assert.ok(view.of(name).includes(p), `${name} keeps ${p}`);
+    }
+    assert.ok(c.assignment!.rebalance > 1);
+  });
+
+  it('gives a static member that restarts within its session its partitions back, and the others never rebalance', async () => {
+    broker.createTopic('static', 6);
+    const view = new GroupView();
+    const session = 10 * SESSION_MS;
+    const inProcess = await Promise.all(
+      ['a', 'b'].map(async (name) => {
+        const m = await joinGroup({
+          brokers: broker.bootstrap,
+          groupId: 'statics',
+          topics: ['static'],
+          sessionTimeoutMs: session,
+          library: '@platformatic/kafka',
+          instanceId: `host-${name}`,
+          onAssigned: (x) => view.assigned(name, x.partitions),
+        });
+        members.push(m);
+        return m;
+      }),
+    );
+    const host = () => {
+      const child = fork(
+        MEMBER,
+        [broker.bootstrap, 'statics', 'static', String(session), '@platformatic/kafka', 'host-c'],
+        {
+          stdio: ['ignore', 'ignore', 'inherit', 'ipc'],
+        },
+      );
+      children.push(child);
+      child.on('message', (m: MemberReply) => view.assigned('c', m.partitions));
+      return child;
+    };
+    const first = host();
+    await view.until(['a', 'b', 'c'], [2, 2, 2], 6, 'two members here and one in a child process');
+    const held = view.of('c');
+    const rebalances = inProcess.map((m) => m.assignment!.rebalance);
+    first.kill('SIGKILL');
+    await once(first, 'exit');
+    view.forget('c');
+    host();
+    await view.until(['a', 'b', 'c'], [2, 2, 2], 6, 'the restarted member back in the group');
+    assert.deepEqual(view.of('c'), held, 'the same partitions, kept for its instance id');
+    assert.deepEqual(
+      inProcess.map((m) => m.assignment!.rebalance),
+      rebalances,
+      'the other members were not rebalanced',
+    );
+  });
+});
+
+describe('group membership kept by @platformatic/kafka, on a Node line it does not run on', {
+  skip: PLATFORMATIC_UNAVAILABLE === false ? `Node ${process.versions.node} runs @platformatic/kafka` : false,
+}, () => {
+  it('is refused with a coded error that says which Node it needs', async () => {
+    await assert.rejects(
+      joinGroup({
+        brokers: '127.0.0.1:9',
+        groupId: 'g',
+        topics: ['t'],
+        library: '@platformatic/kafka',
+        onAssigned: () => {},
+      }),
+      { code: 'INVALID_ARGUMENT', message: /needs Node 22 or later/ },
+    );
+  });
+});

@@ -17,14 +17,14 @@ const SESSION_MS = 3000;
 const tempDir = tempDirs('millrace-group-query');
 
 describe('a job run by a group of members', () => {
-  const feed = paymentsBroker(['out'], (i) => `c${i}`);
+  const feed = paymentsBroker(['out', 'mixed'], (i) => `c${i}`);
   const produce = (n: number) => feed.produce(n);
 
   /** The amounts of the payments in the output that read_committed sees. */
-  const committedAmounts = async (): Promise<number[]> => {
+  const committedAmounts = async (topic = 'out'): Promise<number[]> => {
     const out: number[] = [];
     for (const p of [0, 1, 2]) {
-      for (const r of await feed.broker.records('out', p, { isolation: 'read_committed' })) {
+      for (const r of await feed.broker.records(topic, p, { isolation: 'read_committed' })) {
         out.push((JSON.parse(String(r.value)) as Payment).amount);
       }
     }
@@ -32,25 +32,31 @@ describe('a job run by a group of members', () => {
   };
 
   /** Waits (bounded) until the committed output holds `n` rows. */
-  const untilCommitted = (n: number) =>
+  const untilCommitted = (n: number, topic = 'out') =>
     within(
       SESSION_MS * 10,
       `${n} committed output rows`,
       (async () => {
-        while ((await committedAmounts()).length < n) await pause(20);
+        while ((await committedAmounts(topic)).length < n) await pause(20);
       })(),
     );
 
-  const member = (checkpoint: string, group = 'payments-copy') =>
+  const member = (
+    checkpoint: string,
+    group = 'payments-copy',
+    client: 'kafkajs' | '@platformatic/kafka' = 'kafkajs',
+    outTopic = 'out',
+  ) =>
     startQuery(JOB, {
       params: {
         brokers: feed.broker.bootstrap,
         case: 'copy',
+        outTopic,
         exactlyOnce: 'true',
         checkpointInterval: '200 ms',
       },
       checkpointLocation: checkpoint,
-      group: { id: group, sessionTimeout: SESSION_MS },
+      group: { id: group, sessionTimeout: SESSION_MS, client },
       metrics: false,
     });
 
@@ -105,6 +111,28 @@ describe('a job run by a group of members', () => {
       }),
       (e: { code: string }) => e.code === ErrorCode.CHECKPOINT_INCOMPATIBLE_CHANGE,
     );
+  });
+
+  it('shares the job between members whose memberships kafkajs and @platformatic/kafka keep', {
+    skip:
+      Number(process.versions.node.split('.')[0]) < 22 ? '@platformatic/kafka needs Node 22 or later' : false,
+  }, async () => {
+    const checkpoint = tempDir();
+    const a = await member(checkpoint, 'payments-mixed', 'kafkajs', 'mixed');
+    const b = await member(checkpoint, 'payments-mixed', '@platformatic/kafka', 'mixed');
+    try {
+      await untilRunning([a, b], [3, 3]);
+      await produce(600);
+      const n = feed.produced;
+      await untilCommitted(n, 'mixed');
+      // The group read the topic from the start: every payment so far, once.
+      assert.deepEqual(
+        await committedAmounts('mixed'),
+        Array.from({ length: n }, (_, i) => i),
+      );
+    } finally {
+      await Promise.all([a.stop(), b.stop()]);
+    }
   });
 
   it('tells each progress which task it is and which tasks the member owns', async () => {

@@ -11,6 +11,7 @@ import { TestBroker } from './broker/index.js';
 import { kafkaClient, within } from './kafkajs-helpers.js';
 import { KCAT_UNAVAILABLE, kcatAvailable, kcatConsume } from './kcat.js';
 import { MOCK_UNAVAILABLE, mockClusterAvailable, startMockCluster } from './mock-cluster.js';
+import { type Hosts, makeHosts, netnsUnavailable } from './netns.js';
 
 const BIN = fileURLToPath(new URL('../../../bin/millrace.js', import.meta.url));
 const JOB = fileURLToPath(new URL('../fixtures/jobs/kafka.js', import.meta.url));
@@ -29,10 +30,19 @@ interface Member {
   readonly exited: Promise<number | null>;
 }
 
-function member(bootstrap: string, checkpoint: string, extra: readonly string[], group = 'payments'): Member {
+/** A member process; `host` is the command that runs it on another host (a network namespace). */
+function member(
+  bootstrap: string,
+  checkpoint: string,
+  extra: readonly string[],
+  group = 'payments',
+  host: readonly string[] = [],
+): Member {
+  const [program, ...before] = [...host, process.execPath];
   const child = spawn(
-    process.execPath,
+    program!,
     [
+      ...before,
       BIN,
       'run',
       JOB,
@@ -69,6 +79,76 @@ function member(bootstrap: string, checkpoint: string, extra: readonly string[],
     }
   });
   return m;
+}
+
+/** Where the keyed scenario runs: a broker, payments produced to its topic `in`, and the hosts of the members. */
+interface KeyedFeed {
+  readonly bootstrap: string;
+  /** `cards` cards, by amount over the six partitions of `in`. */
+  produce(n: number, cards: number): Promise<void>;
+  /** Every payment produced so far (the query reads from the earliest offset). */
+  readonly payments: readonly Payment[];
+}
+
+const until = (what: string, check: () => boolean | Promise<boolean>) =>
+  within(
+    SESSION_MS * 10,
+    what,
+    (async () => {
+      while (!(await check())) await pause(50);
+    })(),
+  );
+
+/**
+ * Three members count payments by card, which is not how the payments are partitioned, so the
+ * counts go through the repartition topic; one member is SIGKILLed mid-stream. The output, read
+ * by kcat, holds every card's exact count. `hostOf(k)` runs member k elsewhere (a namespace).
+ */
+async function countCardsAcrossSigkill(
+  t: { diagnostic(message: string): void },
+  feed: KeyedFeed,
+  hostOf: (k: number) => readonly string[] = () => [],
+): Promise<void> {
+  const checkpoint = tempDir();
+  const members = [1, 2, 3].map((k) =>
+    member(
+      feed.bootstrap,
+      checkpoint,
+      ['-p', 'case=count', '-p', 'outTopic=counts', '-p', 'exactlyOnce=true'],
+      'cards',
+      hostOf(k),
+    ),
+  );
+  // Each process runs both stages of two partitions: 0.p reads the payments, 1.p counts the cards hashed to p.
+  await until('four tasks each', () => members.every((m) => m.tasks.length === 4));
+  assert.equal(new Set(members.flatMap((m) => m.tasks)).size, 12);
+  /** The latest count of each card, as kcat reads the output (counts only grow). */
+  const counts = async () => {
+    const m = new Map<string, number>();
+    for (const r of await kcatConsume(feed.bootstrap, 'counts', { isolation: 'read_committed' })) {
+      const row = JSON.parse(r.value!) as { card: string; n: number };
+      m.set(row.card, Math.max(m.get(row.card) ?? 0, row.n));
+    }
+    return m;
+  };
+  const counted = async () => [...(await counts()).values()].reduce((a, b) => a + b, 0);
+  await feed.produce(600, 7);
+  await until('the first payments counted', async () => (await counted()) >= feed.payments.length);
+  const [victim, ...survivors] = members as [Member, Member, Member];
+  victim.child.kill('SIGKILL');
+  await victim.exited;
+  const killedAt = performance.now();
+  await feed.produce(600, 7);
+  await until('the survivors run six tasks each', () => survivors.every((m) => m.tasks.length === 6));
+  await until('every payment counted', async () => (await counted()) >= feed.payments.length);
+  t.diagnostic(
+    `SIGKILL → every payment counted: ${(performance.now() - killedAt).toFixed(0)} ms (session timeout ${SESSION_MS} ms)`,
+  );
+  const model = new Map<string, number>();
+  for (const p of feed.payments) model.set(p.card, (model.get(p.card) ?? 0) + 1);
+  assert.deepEqual(Object.fromEntries([...(await counts())].sort()), Object.fromEntries([...model].sort()));
+  for (const m of survivors) m.child.kill('SIGTERM');
+  assert.deepEqual(await Promise.all(survivors.map((m) => m.exited)), [0, 0]);
 }
 
 /** A Kafka peer the scenario runs against, and how the job writes to it. */
@@ -151,15 +231,6 @@ for (const peer of peers) {
         .map((r) => (JSON.parse(r.value!) as Payment).amount)
         .sort((a, b) => a - b);
     const distinct = async () => new Set(await output()).size;
-    const until = (what: string, check: () => boolean | Promise<boolean>) =>
-      within(
-        SESSION_MS * 10,
-        what,
-        (async () => {
-          while (!(await check())) await pause(50);
-        })(),
-      );
-
     it(`shares six partitions two by two; after a SIGKILL the survivors take its tasks, and kcat reads every row ${peer.exactlyOnce ? 'exactly once' : 'at least once'}`, {
       skip: kcatAvailable() ? false : KCAT_UNAVAILABLE,
     }, async (t) => {
@@ -188,51 +259,71 @@ for (const peer of peers) {
       assert.deepEqual(await Promise.all(survivors.map((m) => m.exited)), [0, 0]);
     });
 
-    it('counts by card over three processes, through the repartition topic, exactly as one thread would, across a SIGKILL', {
-      skip: !peer.exactlyOnce
-        ? "kafkajs' admin calls go to the mock cluster's controller, whose id names no broker, so the repartition topic cannot be made"
-        : kcatAvailable()
-          ? false
-          : KCAT_UNAVAILABLE,
-    }, async () => {
-      const checkpoint = tempDir();
-      const members = [0, 1, 2].map(() =>
-        member(
-          broker.bootstrap,
-          checkpoint,
-          ['-p', 'case=count', '-p', 'outTopic=counts', '-p', 'exactlyOnce=true'],
-          'cards',
-        ),
-      );
-      // Each process runs both stages of two partitions: 0.p reads the payments, 1.p counts the cards hashed to p.
-      await until('four tasks each', () => members.every((m) => m.tasks.length === 4));
-      assert.equal(new Set(members.flatMap((m) => m.tasks)).size, 12);
-      /** The latest count of each card, as kcat reads the output (counts only grow). */
-      const counts = async () => {
-        const m = new Map<string, number>();
-        for (const r of await kcatConsume(broker.bootstrap, 'counts', { isolation: 'read_committed' })) {
-          const row = JSON.parse(r.value!) as { card: string; n: number };
-          m.set(row.card, Math.max(m.get(row.card) ?? 0, row.n));
-        }
-        return m;
-      };
-      const counted = async () => [...(await counts()).values()].reduce((a, b) => a + b, 0);
-      await produce(600, 7);
-      await until('the first payments counted', async () => (await counted()) >= payments.length);
-      const [victim, ...survivors] = members as [Member, Member, Member];
-      victim.child.kill('SIGKILL');
-      await victim.exited;
-      await produce(600, 7);
-      await until('the survivors run six tasks each', () => survivors.every((m) => m.tasks.length === 6));
-      await until('every payment counted', async () => (await counted()) >= payments.length);
-      const model = new Map<string, number>();
-      for (const p of payments) model.set(p.card, (model.get(p.card) ?? 0) + 1);
-      assert.deepEqual(
-        Object.fromEntries([...(await counts())].sort()),
-        Object.fromEntries([...model].sort()),
-      );
-      for (const m of survivors) m.child.kill('SIGTERM');
-      assert.deepEqual(await Promise.all(survivors.map((m) => m.exited)), [0, 0]);
-    });
+    it(
+      'counts by card over three processes, through the repartition topic, exactly as one thread would, across a SIGKILL',
+      {
+        skip: !peer.exactlyOnce
+          ? "kafkajs' admin calls go to the mock cluster's controller, whose id names no broker, so the repartition topic cannot be made"
+          : kcatAvailable()
+            ? false
+            : KCAT_UNAVAILABLE,
+      },
+      (t) => countCardsAcrossSigkill(t, { bootstrap: broker.bootstrap, produce, payments }),
+    );
   });
 }
+
+describe('millrace run --group, three hosts in network namespaces', { skip: netnsUnavailable() }, () => {
+  let hosts: Hosts;
+  let broker: TestBroker;
+  let producer: Producer;
+  const payments: Payment[] = [];
+  before(async () => {
+    hosts = makeHosts(3);
+    broker = await TestBroker.start({ autoCreateTopics: false, host: hosts.address });
+    broker.createTopic('in', 6);
+    broker.createTopic('counts', 3);
+    producer = kafkaClient(broker.bootstrap).producer({ idempotent: true });
+    await producer.connect();
+  });
+  after(async () => {
+    await producer?.disconnect();
+    await broker?.close();
+    hosts?.close();
+  });
+
+  it('counts by card exactly, each member on a host of its own reaching the broker over veth, across a SIGKILL', {
+    skip: kcatAvailable() ? false : KCAT_UNAVAILABLE,
+  }, async (t) => {
+    await countCardsAcrossSigkill(
+      t,
+      {
+        bootstrap: broker.bootstrap,
+        payments,
+        produce: async (n, cards) => {
+          const batch = Array.from({ length: n }, (_, j) => {
+            const i = payments.length + j;
+            return { card: `c${i % cards}`, amount: i, ts: 1_000_000 + i };
+          });
+          payments.push(...batch);
+          await producer.send({
+            topic: 'in',
+            messages: batch.map((p) => ({
+              key: p.card,
+              value: JSON.stringify(p),
+              partition: p.amount % 6,
+            })),
+          });
+        },
+      },
+      (k) => hosts.command(k),
+    );
+    // Each member reached the broker from its own host's address.
+    for (const k of [1, 2, 3]) {
+      assert.ok(
+        broker.clientAddresses.has(hosts.addressOf(k)),
+        `host ${k} connected from ${hosts.addressOf(k)}`,
+      );
+    }
+  });
+});

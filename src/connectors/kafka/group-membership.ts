@@ -1,8 +1,19 @@
 import type { Consumer, GroupMember, PartitionAssigner } from 'kafkajs';
 import { ErrorCode, invalidArgument, MillraceError } from '../../errors.js';
 import { type Brokers, type KafkaClientSettings, kafkaClient, kafkajs, parseBrokers } from './client.js';
-import { assignTasks } from './task-assignor.js';
+import {
+  ASSIGNOR_NAME,
+  ASSIGNOR_VERSION,
+  assignPartitions,
+  decodeOwned,
+  encodeOwned,
+  type GroupAssignment,
+  type GroupMembership,
+} from './group-protocol.js';
+import { joinWithPlatformatic } from './platformatic-membership.js';
 import type { TopicPartition } from './types.js';
+
+export type { GroupAssignment, GroupMembership } from './group-protocol.js';
 
 /**
  * Membership of a Kafka consumer group, for sharing a job's partitions between processes
@@ -14,18 +25,6 @@ import type { TopicPartition } from './types.js';
  * partition may both believe they own it for a moment. What runs a partition's task holds its
  * lease in the shared checkpoint, and that is what keeps two processes from running one task.
  */
-
-/** What the group gave this member. */
-export interface GroupAssignment {
-  /** This member's id in the group (the coordinator's name for it). */
-  readonly memberId: string;
-  /** Whether this member computed the assignment (the group's leader). */
-  readonly leader: boolean;
-  /** The topic partitions this member owns, sorted by topic, then partition. */
-  readonly partitions: readonly TopicPartition[];
-  /** 1 for the first assignment this member got, then one more for each rebalance it took part in. */
-  readonly rebalance: number;
-}
 
 export interface GroupMembershipOptions {
   brokers: Brokers;
@@ -48,18 +47,24 @@ export interface GroupMembershipOptions {
   onError?: (error: Error) => void;
   /** kafkajs client settings: clientId, ssl, sasl, connectionTimeout, retry, ... */
   client?: KafkaClientSettings;
+  /** The Kafka client that keeps the membership (default `'kafkajs'`); see {@link GroupClient}. */
+  library?: GroupClient;
+  /**
+   * Static membership (KIP-345): this process's fixed identity in the group. A process that
+   * restarts with the same id within the session timeout gets its partitions back without a
+   * rebalance. `'@platformatic/kafka'` only: kafkajs has no static membership.
+   */
+  instanceId?: string;
 }
 
-export interface GroupMembership {
-  /** The latest assignment (null before the first). */
-  readonly assignment: GroupAssignment | null;
-  /** Leaves the group (the others rebalance at once) and closes the connection. */
-  leave(): Promise<void>;
-}
+/**
+ * The client a membership runs on: `'kafkajs'` (the default; eager rebalances, no static
+ * membership) or `'@platformatic/kafka'` (static membership; needs Node 22 or later). Both speak
+ * the same assignor, so the members of one group may use either.
+ */
+export type GroupClient = 'kafkajs' | '@platformatic/kafka';
 
-/** The assignor's protocol name; every member of a group must speak it. */
-export const ASSIGNOR_NAME = 'millrace-sticky';
-const ASSIGNOR_VERSION = 1;
+export const GROUP_CLIENTS: readonly GroupClient[] = ['kafkajs', '@platformatic/kafka'];
 
 /**
  * Joins the group and resolves with the membership once the first assignment has arrived (and
@@ -76,8 +81,40 @@ export async function joinGroup(options: GroupMembershipOptions): Promise<GroupM
   if (!(heartbeatInterval < sessionTimeout)) {
     throw invalidArgument('group membership: heartbeatIntervalMs must be less than sessionTimeoutMs');
   }
-  const kafka = kafkaClient(brokers, options.client);
+  const library = options.library ?? 'kafkajs';
+  if (!GROUP_CLIENTS.includes(library)) {
+    throw invalidArgument(
+      `group membership: the client must be ${GROUP_CLIENTS.map((c) => `'${c}'`).join(' or ')}, got ${JSON.stringify(library)}`,
+    );
+  }
+  const instanceId = options.instanceId;
+  if (instanceId !== undefined && (typeof instanceId !== 'string' || !/^[\w.-]+$/.test(instanceId))) {
+    throw invalidArgument(
+      `group membership: instanceId must be letters, digits, '.', '_' or '-', got ${JSON.stringify(instanceId)}`,
+    );
+  }
   const topics = [...new Set(options.topics)];
+  const rebalanceTimeout = Math.max(options.rebalanceTimeoutMs ?? sessionTimeout, sessionTimeout);
+  if (library === '@platformatic/kafka') {
+    return joinWithPlatformatic({
+      brokers,
+      groupId: options.groupId,
+      topics,
+      sessionTimeout,
+      heartbeatInterval,
+      rebalanceTimeout,
+      instanceId,
+      clientId: options.client?.clientId,
+      onAssigned: options.onAssigned,
+      onError: options.onError,
+    });
+  }
+  if (instanceId !== undefined) {
+    throw invalidArgument(
+      "group membership: kafkajs has no static membership; an instanceId needs the '@platformatic/kafka' client",
+    );
+  }
+  const kafka = kafkaClient(brokers, options.client);
   // What this member owns, sent with each join so the assignment can keep it there.
   let owned: readonly TopicPartition[] = [];
   let current: GroupAssignment | null = null;
@@ -101,7 +138,7 @@ export async function joinGroup(options: GroupMembershipOptions): Promise<GroupM
       groupId: options.groupId,
       sessionTimeout,
       heartbeatInterval,
-      rebalanceTimeout: options.rebalanceTimeoutMs ?? sessionTimeout,
+      rebalanceTimeout,
       // An idle fetch loop (every partition paused) heartbeats once per wait.
       maxWaitTimeInMs: heartbeatInterval,
       partitionAssigners: [stickyAssigner(() => owned)],
@@ -186,57 +223,36 @@ export async function joinGroup(options: GroupMembershipOptions): Promise<GroupM
 /** How many times in a row a member joins again after kafkajs gave up on its consumer. */
 const MAX_REJOINS = 3;
 
-/** What a member sends when it joins: the partitions it owns now, as `topic`, `partition` pairs. */
-interface StickyUserData {
-  owned: TopicPartition[];
-}
-
-/**
- * The group's assignor (run by the leader): partition p of every subscribed topic is one task,
- * and `assignTasks` shares the tasks out, keeping each member's partitions where balance allows.
- */
+/** The group's assignor for kafkajs (run by the leader): {@link assignPartitions}. */
 function stickyAssigner(owned: () => readonly TopicPartition[]): PartitionAssigner {
   const { AssignerProtocol } = kafkajs();
   return ({ cluster }) => ({
     name: ASSIGNOR_NAME,
     version: ASSIGNOR_VERSION,
     async assign({ members, topics }) {
-      // Partition p of every topic is one task: co-partitioned topics are read together.
-      const byTask = new Map<string, TopicPartition[]>();
-      for (const topic of topics) {
-        for (const m of cluster.findTopicPartitionMetadata(topic)) {
-          const id = String(m.partitionId);
-          byTask.set(id, [...(byTask.get(id) ?? []), [topic, m.partitionId]]);
-        }
-      }
-      const claims = members.map((m) => ({
-        id: m.memberId,
-        owned: [...new Set(ownedOf(m).map(([, partition]) => String(partition)))],
+      const partitions = new Map(
+        topics.map((t) => [t, cluster.findTopicPartitionMetadata(t).map((m) => m.partitionId)]),
+      );
+      const plan = assignPartitions(
+        members.map((m) => ({ id: m.memberId, owned: ownedOf(m) })),
+        partitions,
+      );
+      return members.map(({ memberId }) => ({
+        memberId,
+        memberAssignment: AssignerProtocol.MemberAssignment.encode({
+          version: ASSIGNOR_VERSION,
+          assignment: plan.get(memberId) ?? {},
+          userData: Buffer.alloc(0),
+        }),
       }));
-      const plan = assignTasks(claims, [...byTask.keys()]);
-      return members.map(({ memberId }) => {
-        const assignment: Record<string, number[]> = {};
-        for (const id of plan.get(memberId) ?? []) {
-          for (const [topic, partition] of byTask.get(id) ?? []) (assignment[topic] ??= []).push(partition);
-        }
-        return {
-          memberId,
-          memberAssignment: AssignerProtocol.MemberAssignment.encode({
-            version: ASSIGNOR_VERSION,
-            assignment,
-            userData: Buffer.alloc(0),
-          }),
-        };
-      });
     },
     protocol({ topics }) {
-      const userData: StickyUserData = { owned: [...owned()] };
       return {
         name: ASSIGNOR_NAME,
         metadata: AssignerProtocol.MemberMetadata.encode({
           version: ASSIGNOR_VERSION,
           topics,
-          userData: Buffer.from(JSON.stringify(userData)),
+          userData: encodeOwned(owned()),
         }),
       };
     },
@@ -247,14 +263,7 @@ function stickyAssigner(owned: () => readonly TopicPartition[]): PartitionAssign
 function ownedOf(member: GroupMember): TopicPartition[] {
   try {
     const meta = kafkajs().AssignerProtocol.MemberMetadata.decode(member.memberMetadata);
-    if (meta === null || meta.userData.length === 0) return [];
-    const data = JSON.parse(meta.userData.toString()) as StickyUserData;
-    return Array.isArray(data.owned)
-      ? data.owned.filter(
-          (tp): tp is TopicPartition =>
-            Array.isArray(tp) && typeof tp[0] === 'string' && Number.isInteger(tp[1]),
-        )
-      : [];
+    return meta === null ? [] : decodeOwned(meta.userData);
   } catch {
     return [];
   }

@@ -1,6 +1,6 @@
 import type { GroupShare } from '../contract.js';
 import type { KafkaSourceSpec } from '../spec.js';
-import { joinGroup } from './group-membership.js';
+import { type GroupClient, joinGroup } from './group-membership.js';
 import { ensureRepartitionTopic, repartitionEnds } from './repartition.js';
 
 const partitionsOf = (spec: KafkaSourceSpec) => spec.topicPartitions ?? [];
@@ -29,6 +29,8 @@ export const kafkaGroupShare: GroupShare<KafkaSourceSpec> = {
       ].sort(),
       sessionTimeoutMs: options.sessionTimeoutMs,
       client: first.client,
+      library: options.client as GroupClient | undefined,
+      instanceId: options.instanceId,
       onAssigned: (a) =>
         options.onAssigned({ memberId: a.memberId, tasks: [...new Set(a.partitions.map(([, p]) => p))] }),
       onError: options.onError,

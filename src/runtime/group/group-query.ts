@@ -26,6 +26,16 @@ export interface GroupOptions {
    * others (default 10 s); also the lease period of each task.
    */
   sessionTimeout?: Duration;
+  /**
+   * The Kafka client that keeps the membership: `'kafkajs'` (default; eager rebalances) or
+   * `'@platformatic/kafka'` (static membership; Node 22 or later). Members of one group may mix them.
+   */
+  client?: 'kafkajs' | '@platformatic/kafka';
+  /**
+   * Static membership (`'@platformatic/kafka'` only): this process's fixed identity in the group, e.g.
+   * its host name. Restarted within the session timeout, it gets its tasks back without a rebalance.
+   */
+  instanceId?: string;
 }
 
 /** A task this process was given, and what runs it. */
@@ -168,6 +178,8 @@ export class GroupQuery extends EventEmitter<GroupEvents> {
       {
         groupId: g.id,
         extraTopics: repartition === null ? [] : [repartition.topic],
+        client: g.client,
+        instanceId: g.instanceId,
         sessionTimeoutMs,
         onAssigned: (a) => {
           q.member = a.memberId;

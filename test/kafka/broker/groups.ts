@@ -2,7 +2,8 @@
  * Group coordinator: consumer-group membership (join / sync barrier, heartbeats, session expiry, leave)
  * and committed offsets. Follows Kafka's state machine closely enough for kafkajs and librdkafka:
  * Empty -> PreparingRebalance (waiting for every member to (re)join) -> CompletingRebalance (waiting
- * for the leader's assignment) -> Stable.
+ * for the leader's assignment) -> Stable. A static member (one with a group instance id) that rejoins
+ * under a new member id replaces its old self without a rebalance.
  */
 import { randomUUID } from 'node:crypto';
 import { ErrorCode } from './protocol.js';
@@ -91,6 +92,8 @@ export class GroupCoordinator {
     if (group.members.size > 0 && group.protocolType !== req.protocolType) {
       return fail(ErrorCode.INCONSISTENT_GROUP_PROTOCOL);
     }
+    const replaced = this.replaceStaticMember(group, req);
+    if (replaced !== null) return Promise.resolve(replaced);
     const memberId = req.memberId || `${req.clientId}-${randomUUID()}`;
     const previous = group.members.get(memberId);
     clearTimeout(previous?.sessionTimer);
@@ -101,6 +104,32 @@ export class GroupCoordinator {
     this.prepareRebalance(group);
     this.tryCompleteJoin(group);
     return joined;
+  }
+
+  /**
+   * Static membership (KIP-345): a new member id joining a stable group under the instance id of a
+   * member already there takes that member's place — its assignment, its leadership — without a
+   * rebalance; the old member id is fenced. Null when the join is not such a replacement.
+   */
+  private replaceStaticMember(group: Group, req: JoinRequest): JoinResult | null {
+    if (req.memberId !== '' || req.groupInstanceId === null || group.state !== 'Stable') return null;
+    const old = [...group.members.values()].find((m) => m.groupInstanceId === req.groupInstanceId);
+    if (old === undefined) return null;
+    clearTimeout(old.sessionTimer);
+    group.members.delete(old.memberId);
+    const memberId = `${req.clientId}-${randomUUID()}`;
+    const member: Member = { ...req, memberId, assignment: old.assignment };
+    group.members.set(memberId, member);
+    if (group.leader === old.memberId) group.leader = memberId;
+    this.touch(group, member);
+    return {
+      error: ErrorCode.NONE,
+      generation: group.generation,
+      protocol: group.protocol,
+      leader: group.leader!,
+      memberId,
+      members: [],
+    };
   }
 
   /** SyncGroup: the leader hands out assignments; followers wait for them. */

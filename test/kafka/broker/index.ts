@@ -20,8 +20,6 @@ import { Connection } from './wire.js';
 
 export type { BrokerOptions } from './state.js';
 
-const HOST = '127.0.0.1';
-
 /** A data record as stored, decoded. */
 export interface StoredRecord {
   offset: number;
@@ -42,13 +40,17 @@ export class TestBroker {
   private server: Server | null = null;
   private responseDelayMs = 0;
   private port: number;
+  private readonly host: string;
+  /** The address of every client that connected, for tests that place clients on other hosts. */
+  readonly clientAddresses = new Set<string>();
 
   private constructor(options: BrokerOptions) {
     this.state = new BrokerState(options.autoCreateTopics ?? true);
     this.port = options.port ?? 0;
+    this.host = options.host ?? '127.0.0.1';
   }
 
-  /** Starts a broker listening on 127.0.0.1 (`port` 0, the default, picks a free port). */
+  /** Starts a broker listening on 127.0.0.1 or `host` (`port` 0, the default, picks a free port). */
   static async start(options: BrokerOptions = {}): Promise<TestBroker> {
     const broker = new TestBroker(options);
     await broker.start();
@@ -57,7 +59,7 @@ export class TestBroker {
 
   /** "127.0.0.1:PORT", for a client's bootstrap servers. */
   get bootstrap(): string {
-    return `${HOST}:${this.port}`;
+    return `${this.host}:${this.port}`;
   }
 
   /** Starts listening again after stop(), on the same port, with everything the broker stored. */
@@ -67,15 +69,21 @@ export class TestBroker {
       const conn = new Connection(
         socket,
         (c, header, body) =>
-          dispatch({ state: this.state, host: HOST, port: this.port, faults: this.faults }, c, header, body),
+          dispatch(
+            { state: this.state, host: this.host, port: this.port, faults: this.faults },
+            c,
+            header,
+            body,
+          ),
         () => this.responseDelayMs,
       );
       this.connections.add(conn);
+      if (socket.remoteAddress !== undefined) this.clientAddresses.add(socket.remoteAddress);
       socket.on('close', () => this.connections.delete(conn));
     });
     await new Promise<void>((resolve, reject) => {
       server.once('error', reject);
-      server.listen(this.port, HOST, () => {
+      server.listen(this.port, this.host, () => {
         server.off('error', reject);
         resolve();
       });

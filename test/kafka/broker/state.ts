@@ -10,6 +10,8 @@ import { TransactionCoordinator } from './txn.js';
 export interface BrokerOptions {
   /** Port to listen on; 0 (the default) picks a free one. */
   port?: number;
+  /** Address to listen on and advertise (default 127.0.0.1). */
+  host?: string;
   /** Whether Metadata requests that allow it create unknown topics (1 partition). Default true. */
   autoCreateTopics?: boolean;
 }
