@@ -3,7 +3,8 @@
  * task processes nothing else until it settles (the host keeps serving its other tasks).
  */
 export interface SinkRuntime {
-  write(row: unknown): unknown;
+  /** Takes a row; `sourceTime` is when its source row came in (wall-clock ms, as latency counts it). */
+  write(row: unknown, sourceTime: number): unknown;
   /**
    * The epoch `epoch` ended on this partition (its barrier arrived). A sink that commits through the
    * driver (the files sink's manifest) returns what the driver needs to know (the files written);

@@ -172,6 +172,8 @@ export interface KafkaSinkSpec extends SinkSpecBase {
   readonly transactionalIdPrefix: string | undefined;
   readonly transactionTimeoutMs: number;
   readonly compression: 'none' | 'gzip';
+  /** A record's timestamp: when it was written (`'write'`), or its source row's time (`'source'`). */
+  readonly timestamp: 'write' | 'source';
   readonly maxBufferedRows: number;
   readonly client: KafkaClientSettings | undefined;
 }

@@ -67,6 +67,34 @@ describe('sinks.kafka against librdkafka’s mock cluster (read back with kcat)'
     assert.equal(partitionsOfA.size, 1);
   });
 
+  it('stamps each record with its source row’s time under timestamp: source, and with its write time by default', async () => {
+    const input = await topic(1);
+    const stamped = await topic(1);
+    const plain = await topic(1);
+    const times = [1_700_000_000_123, 1_700_000_004_567];
+    await producer.send({
+      topic: input,
+      messages: times.map((t, i) => ({ value: JSON.stringify(pay('a', i)), timestamp: String(t) })),
+    });
+    const before = Date.now();
+    for (const [outTopic, timestamp] of [
+      [stamped, 'source'],
+      [plain, 'write'],
+    ]) {
+      const q = await start({ topic: input, outTopic: outTopic!, case: 'copy', timestamp: timestamp! });
+      try {
+        await q.processAllAvailable();
+      } finally {
+        await q.stop();
+      }
+    }
+    assert.deepEqual(
+      (await kcatConsume(cluster.bootstrap, stamped, {})).map((m) => m.timestamp),
+      times,
+    );
+    for (const m of await kcatConsume(cluster.bootstrap, plain, {})) assert.ok(m.timestamp >= before);
+  });
+
   it('writes an aggregate’s updates (rows without a value field are the value)', async () => {
     const input = await topic(1);
     const output = await topic(1);

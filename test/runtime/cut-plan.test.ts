@@ -55,8 +55,8 @@ describe('cutting a group’s plan at its first keyed operator', () => {
     assert.deepEqual(kinds(d.root), ['map', 'watermark', 'filter', 'source']);
     const sink = d.sink as KafkaSinkSpec;
     assert.deepEqual(
-      [sink.topic, sink.valueEncoding, sink.exactlyOnce, d.outputMode],
-      ['millrace-q-stage-1-repartition', 'msgpack', true, 'append'],
+      [sink.topic, sink.valueEncoding, sink.exactlyOnce, sink.timestamp, d.outputMode],
+      ['millrace-q-stage-1-repartition', 'msgpack', true, 'source', 'append'],
     );
     const route = (d.root as { fn: (r: Payment) => { value: Payment; partition: number } }).fn;
     const a = route({ card: 'c1', amount: 1, ts: 0 });

@@ -21,6 +21,8 @@ export function repartitionEnds(
     brokers: [...spec.brokers],
     topic: stage.topic,
     value: 'msgpack',
+    // The next stage measures latency from the row's first source, not from this write.
+    timestamp: 'source',
     exactlyOnce: user?.exactlyOnce ?? false,
     idempotent: user?.idempotent ?? true,
     ...(user !== undefined ? { transactionTimeoutMs: user.transactionTimeoutMs } : {}),

@@ -116,12 +116,13 @@ export class KafkaSinkRuntime implements SinkRuntime {
     if (this.failure !== null) fail(this.failure);
   }
 
-  write(row: unknown): unknown {
+  write(row: unknown, sourceTime: number): unknown {
     if (this.failure !== null) throw this.failure;
     let topic: string;
     let message: Message;
     try {
       ({ topic, message } = this.encode(row));
+      if (this.spec.timestamp === 'source') message.timestamp = String(Math.floor(sourceTime));
     } catch (e) {
       throw new MillraceError(
         ErrorCode.RECORD_NOT_ENCODABLE,

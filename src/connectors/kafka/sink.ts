@@ -44,6 +44,12 @@ export interface KafkaSinkOptions {
   transactionTimeoutMs?: number;
   /** `'none'` (default) or `'gzip'`. */
   compression?: 'none' | 'gzip';
+  /**
+   * Each record's timestamp: `'write'` (default) the time it is written; `'source'` the time its
+   * source row came in, so that a query reading the topic measures latency from the first source
+   * (a chain of jobs, or the stages of a group's plan), and time-based retention counts from there.
+   */
+  timestamp?: 'write' | 'source';
   /** Rows a sink partition keeps waiting for the brokers before it stops taking more (default 10 000). */
   maxBufferedRows?: number;
   /** kafkajs client settings: clientId, ssl, sasl, connectionTimeout, requestTimeout, retry, ... */
@@ -81,6 +87,10 @@ export function kafkaSink(options: KafkaSinkOptions): KafkaSinkSpec {
   if (compression !== 'none' && compression !== 'gzip') {
     throw invalidArgument(`${what}: compression must be 'none' or 'gzip'`);
   }
+  const timestamp = options.timestamp ?? 'write';
+  if (timestamp !== 'write' && timestamp !== 'source') {
+    throw invalidArgument(`${what}: timestamp must be 'write' or 'source'`);
+  }
   const prefix = options.transactionalIdPrefix;
   if (prefix !== undefined && (typeof prefix !== 'string' || prefix === '')) {
     throw invalidArgument(`${what}: transactionalIdPrefix must be a non-empty string`);
@@ -102,6 +112,7 @@ export function kafkaSink(options: KafkaSinkOptions): KafkaSinkSpec {
       options.transactionTimeoutMs ?? 60_000,
     ),
     compression,
+    timestamp,
     maxBufferedRows: checkPositiveInt(`${what}: maxBufferedRows`, options.maxBufferedRows ?? 10_000),
     client: options.client,
   });

@@ -40,7 +40,7 @@ export class SinkOutput implements TaskOutput {
   push(row: unknown): void {
     let r: unknown;
     try {
-      r = this.sink.write(row);
+      r = this.sink.write(row, this.task.meta.sourceTime);
     } catch (e) {
       this.task.sinkFailed(e);
     }
