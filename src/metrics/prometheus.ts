@@ -186,10 +186,16 @@ function familiesOf(registry: Registry): Families {
  * Registers a query's metrics (`millrace_*`, base units, labelled by query name, or id when it
  * has none) and keeps them up to date from its progress reports and status events: nothing runs
  * per row. The series stay after the query ends (a counter keeps its total), so a query started
- * again under the same name, say from its checkpoint, counts on from there.
+ * again under the same name, say from its checkpoint, counts on from there; with `forgetAtEnd`
+ * (a group's task) its gauges go when it ends ({@link forgetQuery}).
  */
-export function meterQuery(query: MeteredQuery, options: MetricsOptions = {}): void {
-  const f = familiesOf(options.registry ?? defaultRegistry);
+export function meterQuery(
+  query: MeteredQuery,
+  options: MetricsOptions = {},
+  { forgetAtEnd = false }: { forgetAtEnd?: boolean } = {},
+): void {
+  const registry = options.registry ?? defaultRegistry;
+  const f = familiesOf(registry);
   const q = query.name ?? query.id;
   f.queries.set(q, query);
   /** Each task's backpressure at the last report, to count on from (a restart starts from 0). */
@@ -213,7 +219,10 @@ export function meterQuery(query: MeteredQuery, options: MetricsOptions = {}): v
     setStatus('restarting');
   });
   query.on('started', () => setStatus(query.status.state));
-  query.on('terminated', () => setStatus(query.status.state));
+  query.on('terminated', () => {
+    setStatus(query.status.state);
+    if (forgetAtEnd) void forgetQuery(query, registry);
+  });
   query.on('progress', (p) => {
     setStatus(query.status.state);
     f.inputRows.inc({ query: q }, p.numInputRows);
@@ -255,6 +264,35 @@ export function meterQuery(query: MeteredQuery, options: MetricsOptions = {}): v
     f.progressLatency.set({ query: q }, p.durationMs.reportLatency / 1000);
     f.batch.set({ query: q }, p.batchId);
   });
+}
+
+/**
+ * Takes a query's gauges (its status, latency, watermark, state size, epoch, report times) out of
+ * the registry, and the query off the console's list; its counters stay, as totals that stopped
+ * growing. What a group's task does when it stops in this process: the process it moved to
+ * reports it now, and two processes must not both say what state it is in.
+ */
+export async function forgetQuery(query: MeteredQuery, registry: Registry = defaultRegistry): Promise<void> {
+  const f = families.get(registry);
+  if (f === undefined) return;
+  const q = query.name ?? query.id;
+  if (f.queries.get(q) === query) f.queries.delete(q);
+  const gauges: Gauge<string>[] = [
+    f.status,
+    f.latency,
+    f.watermark,
+    f.watermarkLag,
+    f.stateRows,
+    f.stateBytes,
+    f.committedEpoch,
+    f.progressLatency,
+    f.batch,
+  ];
+  for (const g of gauges) {
+    for (const { labels } of (await g.get()).values) {
+      if (labels.query === q) g.remove(labels as Record<string, string>);
+    }
+  }
 }
 
 /** The queries whose metrics are registered in a registry (what the console served with it shows). */

@@ -4,6 +4,7 @@ import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { setTimeout as pause } from 'node:timers/promises';
+import { Registry } from 'prom-client';
 import { main } from '../../src/cli/main.js';
 import { ErrorCode, type GroupQuery, startQuery } from '../../src/index.js';
 import { fakeIO } from '../cli/fake-io.js';
@@ -132,6 +133,49 @@ describe('a job run by a group of members', () => {
       );
     } finally {
       await Promise.all([a.stop(), b.stop()]);
+    }
+  });
+
+  it('reports a task’s status in the metrics of the member that runs it, and only there', async () => {
+    const checkpoint = tempDir();
+    const registries = [new Registry(), new Registry()];
+    const [a, b] = await Promise.all(
+      registries.map((registry) =>
+        startQuery(JOB, {
+          params: { brokers: feed.broker.bootstrap, case: 'copy', checkpointInterval: '200 ms' },
+          checkpointLocation: checkpoint,
+          group: { id: 'payments-metrics', sessionTimeout: SESSION_MS },
+          metrics: { registry },
+        }),
+      ),
+    );
+    /** The tasks a registry says are active. */
+    const active = async (r: Registry) =>
+      (await r.getSingleMetric('millrace_query_status')!.get()).values
+        .filter((v) => v.labels.state === 'active' && v.value === 1)
+        .map((v) => String(v.labels.query))
+        .sort();
+    const untilActive = (r: Registry, n: number) =>
+      within(
+        SESSION_MS * 10,
+        `${n} active tasks in a registry`,
+        (async () => {
+          while ((await active(r)).length !== n) await pause(20);
+        })(),
+      );
+    try {
+      await untilRunning([a!, b!], [3, 3]);
+      await untilActive(registries[0]!, 3);
+      await untilActive(registries[1]!, 3);
+      assert.equal(new Set([...(await active(registries[0]!)), ...(await active(registries[1]!))]).size, 6);
+      // b leaves: its tasks' gauges go with them, and a reports all six.
+      await b!.stop();
+      await untilActive(registries[1]!, 0);
+      await untilActive(registries[0]!, 6);
+      const statuses = (await registries[1]!.getSingleMetric('millrace_query_status')!.get()).values;
+      assert.deepEqual(statuses, [], 'no status series left for tasks that moved away');
+    } finally {
+      await Promise.all([a!.stop(), b!.stop()]);
     }
   });
 

@@ -188,7 +188,8 @@ export async function launchQuery(
     };
     const q = new StreamingQuery(config, { console: options.console ?? defaultConsole, openAttempt });
     await q.launch(options.startTimeoutMs ?? 60_000, options.initialData ?? {}, options.continueFrom);
-    if (options.metrics !== false) meterQuery(q, options.metrics);
+    // A group's task may move to another process, which reports it from then on.
+    if (options.metrics !== false) meterQuery(q, options.metrics, { forgetAtEnd: scope !== null });
     return q;
   } catch (e) {
     // A query that did not start releases its checkpoint (launch failures already did).
