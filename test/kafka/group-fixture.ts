@@ -1,11 +1,10 @@
 /** What the in-process group tests share: a test broker fed with payments, and waiting for tasks. */
 import { after, before } from 'node:test';
-import { setTimeout as pause } from 'node:timers/promises';
 import type { Producer } from 'kafkajs';
 import type { GroupQuery } from '../../src/index.js';
 import type { Payment } from '../fixtures/jobs/kafka.js';
 import { TestBroker } from './broker/index.js';
-import { kafkaClient, within } from './kafkajs-helpers.js';
+import { eventually, kafkaClient } from './kafkajs-helpers.js';
 
 /** A test broker, started before the suite's tests and closed after them. */
 export interface PaymentsBroker {
@@ -72,14 +71,7 @@ export const untilRunning = (
   timeoutMs: number,
   check: () => void = () => {},
 ) =>
-  within(
-    timeoutMs,
-    `tasks running ${each.join('/')}`,
-    (async () => {
-      for (;;) {
-        check();
-        if (members.every((m, i) => runningTasks(m).length === each[i])) return;
-        await pause(20);
-      }
-    })(),
-  );
+  eventually(timeoutMs, `tasks running ${each.join('/')}`, () => {
+    check();
+    return members.every((m, i) => runningTasks(m).length === each[i]);
+  });

@@ -1,6 +1,5 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { setTimeout as pause } from 'node:timers/promises';
 import { ErrorCode, type GroupQuery, type StreamingQuery, startQuery } from '../../src/index.js';
 import { tempDirs } from '../fixtures/temp-dirs.js';
 import {
@@ -8,7 +7,7 @@ import {
   runningTasks as running,
   untilRunning as untilRunningWithin,
 } from './group-fixture.js';
-import { within } from './kafkajs-helpers.js';
+import { eventually } from './kafkajs-helpers.js';
 
 const JOB = new URL('../fixtures/jobs/kafka.js', import.meta.url);
 const SESSION_MS = 3000;
@@ -48,18 +47,10 @@ describe('a keyed aggregation run by a group', () => {
 
   /** Waits (bounded) until the output's counts add up to `n` payments; `check` runs at each look. */
   const untilCounted = (topic: string, n: number, check: () => void = () => {}) =>
-    within(
-      SESSION_MS * 15,
-      `${n} payments counted in ${topic}`,
-      (async () => {
-        for (;;) {
-          check();
-          const seen = Object.values(await counts(topic)).reduce((s, c) => s + c.n, 0);
-          if (seen >= n) return;
-          await pause(20);
-        }
-      })(),
-    );
+    eventually(SESSION_MS * 15, `${n} payments counted in ${topic}`, async () => {
+      check();
+      return Object.values(await counts(topic)).reduce((s, c) => s + c.n, 0) >= n;
+    });
 
   const params = (outTopic: string) => ({
     brokers: feed.broker.bootstrap,

@@ -3,7 +3,6 @@ import { once } from 'node:events';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
-import { setTimeout as pause } from 'node:timers/promises';
 import { Registry } from 'prom-client';
 import { main } from '../../src/cli/main.js';
 import { ErrorCode, type GroupQuery, startQuery } from '../../src/index.js';
@@ -11,7 +10,7 @@ import { fakeIO } from '../cli/fake-io.js';
 import type { Payment } from '../fixtures/jobs/kafka.js';
 import { tempDirs } from '../fixtures/temp-dirs.js';
 import { paymentsBroker, untilRunning as untilRunningWithin } from './group-fixture.js';
-import { within } from './kafkajs-helpers.js';
+import { eventually, within } from './kafkajs-helpers.js';
 
 const JOB = new URL('../fixtures/jobs/kafka.js', import.meta.url);
 const SESSION_MS = 3000;
@@ -34,12 +33,10 @@ describe('a job run by a group of members', () => {
 
   /** Waits (bounded) until the committed output holds `n` rows. */
   const untilCommitted = (n: number, topic = 'out') =>
-    within(
+    eventually(
       SESSION_MS * 10,
       `${n} committed output rows`,
-      (async () => {
-        while ((await committedAmounts(topic)).length < n) await pause(20);
-      })(),
+      async () => (await committedAmounts(topic)).length >= n,
     );
 
   const member = (
@@ -156,12 +153,10 @@ describe('a job run by a group of members', () => {
         .map((v) => String(v.labels.query))
         .sort();
     const untilActive = (r: Registry, n: number) =>
-      within(
+      eventually(
         SESSION_MS * 10,
         `${n} active tasks in a registry`,
-        (async () => {
-          while ((await active(r)).length !== n) await pause(20);
-        })(),
+        async () => (await active(r)).length === n,
       );
     try {
       await untilRunning([a!, b!], [3, 3]);

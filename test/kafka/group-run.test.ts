@@ -2,13 +2,12 @@ import assert from 'node:assert/strict';
 import { type ChildProcess, spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { after, before, describe, it } from 'node:test';
-import { setTimeout as pause } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
 import type { Producer } from 'kafkajs';
 import type { Payment } from '../fixtures/jobs/kafka.js';
 import { tempDirs } from '../fixtures/temp-dirs.js';
 import { TestBroker } from './broker/index.js';
-import { kafkaClient, within } from './kafkajs-helpers.js';
+import { eventually, kafkaClient } from './kafkajs-helpers.js';
 import { KCAT_UNAVAILABLE, kcatAvailable, kcatConsume } from './kcat.js';
 import { MOCK_UNAVAILABLE, mockClusterAvailable, startMockCluster } from './mock-cluster.js';
 import { type Hosts, makeHosts, netnsUnavailable } from './netns.js';
@@ -91,13 +90,7 @@ interface KeyedFeed {
 }
 
 const until = (what: string, check: () => boolean | Promise<boolean>) =>
-  within(
-    SESSION_MS * 10,
-    what,
-    (async () => {
-      while (!(await check())) await pause(50);
-    })(),
-  );
+  eventually(SESSION_MS * 10, what, check, 50);
 
 /**
  * Three members count payments by card, which is not how the payments are partitioned, so the

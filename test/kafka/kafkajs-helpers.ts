@@ -10,6 +10,24 @@ export function kafkaClient(bootstrap: string, clientId = 'millrace-test'): Kafk
   });
 }
 
+/**
+ * Resolves once `check` is true, looking every `everyMs` (default 20); rejects naming `what` once
+ * `ms` have passed. Unlike a loop raced by {@link within}, it stops looking when it gives up.
+ */
+export async function eventually(
+  ms: number,
+  what: string,
+  check: () => boolean | Promise<boolean>,
+  everyMs = 20,
+): Promise<void> {
+  const deadline = performance.now() + ms;
+  for (;;) {
+    if (await check()) return;
+    if (performance.now() >= deadline) throw new Error(`timed out after ${ms} ms: ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, everyMs));
+  }
+}
+
 /** Rejects with a message naming `what` if `promise` has not settled within `ms`. */
 export function within<T>(ms: number, what: string, promise: Promise<T>): Promise<T> {
   let timer: NodeJS.Timeout | undefined;
