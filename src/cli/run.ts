@@ -51,7 +51,7 @@ export const RUN_USAGE = `Usage: millrace run <job> [--param k=v]... [--checkpoi
                     how long the group waits for a silent member before its tasks move
                     (default 10s)
   --group-client c  the Kafka client that keeps the membership: kafkajs (default) or
-                    @platformatic/kafka (Node 22 or later; static membership)
+                    @platformatic/kafka (Node 22.22 or later; static membership)
   --group-instance-id i
                     static membership (with @platformatic/kafka): this process's fixed identity in
                     the group, e.g. the host name; restarted within the session timeout, it gets

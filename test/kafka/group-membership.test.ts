@@ -8,6 +8,7 @@ import {
   type GroupMembership,
   joinGroup,
 } from '../../src/connectors/kafka/group-membership.js';
+import { platformaticUnsupported } from '../../src/connectors/kafka/platformatic-membership.js';
 import type { MemberReply } from '../fixtures/group-member.js';
 import { TestBroker } from './broker/index.js';
 import { within } from './kafkajs-helpers.js';
@@ -188,11 +189,7 @@ for (const peer of peers) {
   });
 }
 
-const NODE_MAJOR = Number(process.versions.node.split('.')[0]);
-const PLATFORMATIC_UNAVAILABLE =
-  NODE_MAJOR < 22
-    ? `@platformatic/kafka needs Node 22 or later; this is Node ${process.versions.node}`
-    : false;
+const PLATFORMATIC_UNAVAILABLE = platformaticUnsupported() ?? false;
 
 describe("group membership kept by @platformatic/kafka, on the project's test broker", {
   skip: PLATFORMATIC_UNAVAILABLE,
@@ -288,7 +285,7 @@ describe("group membership kept by @platformatic/kafka, on the project's test br
   });
 });
 
-describe('group membership kept by @platformatic/kafka, on a Node line it does not run on', {
+describe('group membership kept by @platformatic/kafka, on a Node release it does not run on', {
   skip: PLATFORMATIC_UNAVAILABLE === false ? `Node ${process.versions.node} runs @platformatic/kafka` : false,
 }, () => {
   it('is refused with a coded error that says which Node it needs', async () => {
@@ -300,7 +297,14 @@ describe('group membership kept by @platformatic/kafka, on a Node line it does n
         library: '@platformatic/kafka',
         onAssigned: () => {},
       }),
-      { code: 'INVALID_ARGUMENT', message: /needs Node 22 or later/ },
+      { code: 'INVALID_ARGUMENT', message: /needs Node 22\.22 or later/ },
     );
+  });
+});
+
+describe('the Node releases @platformatic/kafka runs on', () => {
+  it('are 22.22 and later, as its engines say', () => {
+    for (const v of ['20.20.2', '22.0.0', '22.21.9']) assert.notEqual(platformaticUnsupported(v), null, v);
+    for (const v of ['22.22.0', '23.1.0', '24.22.3']) assert.equal(platformaticUnsupported(v), null, v);
   });
 });

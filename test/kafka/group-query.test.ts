@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { Registry } from 'prom-client';
 import { main } from '../../src/cli/main.js';
+import { platformaticUnsupported } from '../../src/connectors/kafka/platformatic-membership.js';
 import { ErrorCode, type GroupQuery, startQuery } from '../../src/index.js';
 import { fakeIO } from '../cli/fake-io.js';
 import type { Payment } from '../fixtures/jobs/kafka.js';
@@ -112,8 +113,7 @@ describe('a job run by a group of members', () => {
   });
 
   it('shares the job between members whose memberships kafkajs and @platformatic/kafka keep', {
-    skip:
-      Number(process.versions.node.split('.')[0]) < 22 ? '@platformatic/kafka needs Node 22 or later' : false,
+    skip: platformaticUnsupported() ?? false,
   }, async () => {
     const checkpoint = tempDir();
     const a = await member(checkpoint, 'payments-mixed', 'kafkajs', 'mixed');

@@ -59,7 +59,7 @@ export interface GroupMembershipOptions {
 
 /**
  * The client a membership runs on: `'kafkajs'` (the default; eager rebalances, no static
- * membership) or `'@platformatic/kafka'` (static membership; needs Node 22 or later). Both speak
+ * membership) or `'@platformatic/kafka'` (static membership; needs Node 22.22 or later). Both speak
  * the same assignor, so the members of one group may use either.
  */
 export type GroupClient = 'kafkajs' | '@platformatic/kafka';

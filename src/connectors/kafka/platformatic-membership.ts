@@ -25,8 +25,15 @@ export interface PlatformaticMembershipOptions {
   readonly onError: ((error: Error) => void) | undefined;
 }
 
-/** The first Node line `@platformatic/kafka` runs on. */
-const NODE_MAJOR = 22;
+/** The first Node release `@platformatic/kafka` runs on (its `engines`). */
+const NODE_FROM = [22, 22] as const;
+
+/** Why `@platformatic/kafka` cannot run on this Node (`version`: `process.versions.node`), or null. */
+export function platformaticUnsupported(version: string = process.versions.node): string | null {
+  const [major = 0, minor = 0] = version.split('.').map(Number);
+  if (major > NODE_FROM[0] || (major === NODE_FROM[0] && minor >= NODE_FROM[1])) return null;
+  return `the '@platformatic/kafka' client needs Node ${NODE_FROM.join('.')} or later, and this is Node ${version}`;
+}
 
 /**
  * A membership kept by `@platformatic/kafka`: the same assignor and user data as the kafkajs one,
@@ -35,12 +42,11 @@ const NODE_MAJOR = 22;
  * client rejoins by itself when a heartbeat learns of a rebalance.
  */
 export async function joinWithPlatformatic(options: PlatformaticMembershipOptions): Promise<GroupMembership> {
-  const major = Number(process.versions.node.split('.')[0]);
-  if (major < NODE_MAJOR) {
+  const unsupported = platformaticUnsupported();
+  if (unsupported !== null) {
     throw new MillraceError(
       ErrorCode.INVALID_ARGUMENT,
-      `group ${options.groupId}: the '@platformatic/kafka' client needs Node ${NODE_MAJOR} or later, and this is ` +
-        `Node ${process.versions.node}; use the 'kafkajs' client here`,
+      `group ${options.groupId}: ${unsupported}; use the 'kafkajs' client here`,
     );
   }
   const { Consumer } = await import('@platformatic/kafka');

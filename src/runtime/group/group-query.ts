@@ -28,7 +28,7 @@ export interface GroupOptions {
   sessionTimeout?: Duration;
   /**
    * The Kafka client that keeps the membership: `'kafkajs'` (default; eager rebalances) or
-   * `'@platformatic/kafka'` (static membership; Node 22 or later). Members of one group may mix them.
+   * `'@platformatic/kafka'` (static membership; Node 22.22 or later). Members of one group may mix them.
    */
   client?: 'kafkajs' | '@platformatic/kafka';
   /**
