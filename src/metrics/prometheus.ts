@@ -187,17 +187,35 @@ function familiesOf(registry: Registry): Families {
  * has none) and keeps them up to date from its progress reports and status events: nothing runs
  * per row. The series stay after the query ends (a counter keeps its total), so a query started
  * again under the same name, say from its checkpoint, counts on from there; with `forgetAtEnd`
- * (a group's task) its gauges go when it ends ({@link forgetQuery}).
+ * (a group's task) its gauges go when it ends.
  */
 export function meterQuery(
   query: MeteredQuery,
   options: MetricsOptions = {},
   { forgetAtEnd = false }: { forgetAtEnd?: boolean } = {},
 ): void {
-  const registry = options.registry ?? defaultRegistry;
-  const f = familiesOf(registry);
+  const f = familiesOf(options.registry ?? defaultRegistry);
   const q = query.name ?? query.id;
   f.queries.set(q, query);
+  /** The state operators this query reported: the label values of its per-operator gauges. */
+  const operators = new Set<string>();
+  // Takes the query's gauges out, and the query off the console's list; its counters stay, as
+  // totals that stopped growing. A group's task does so where it stops: the process it moved to
+  // reports it now, and two processes must not both say what state it is in.
+  const forget = () => {
+    if (f.queries.get(q) === query) f.queries.delete(q);
+    for (const state of STATES) f.status.remove({ query: q, state });
+    for (const kind of LATENCY_KINDS) {
+      for (const [, percentile] of PERCENTILES) f.latency.remove({ query: q, kind, percentile });
+    }
+    for (const g of [f.watermark, f.watermarkLag, f.committedEpoch, f.progressLatency, f.batch]) {
+      g.remove({ query: q });
+    }
+    for (const operator of operators) {
+      f.stateRows.remove({ query: q, operator });
+      f.stateBytes.remove({ query: q, operator });
+    }
+  };
   /** Each task's backpressure at the last report, to count on from (a restart starts from 0). */
   const lastBackpressure = new Map<string, number>();
   const setStatus = (state: string) => {
@@ -221,7 +239,7 @@ export function meterQuery(
   query.on('started', () => setStatus(query.status.state));
   query.on('terminated', () => {
     setStatus(query.status.state);
-    if (forgetAtEnd) void forgetQuery(query, registry);
+    if (forgetAtEnd) forget();
   });
   query.on('progress', (p) => {
     setStatus(query.status.state);
@@ -243,6 +261,7 @@ export function meterQuery(
     }
     for (const [i, s] of p.stateOperators.entries()) {
       const operator = `${i}:${s.operatorName}`;
+      operators.add(operator);
       f.stateRows.set({ query: q, operator }, s.numRowsTotal);
       f.stateBytes.set({ query: q, operator }, s.memoryUsedBytes);
       f.stateCommit.inc({ query: q, operator }, s.commitTimeMs / 1000);
@@ -264,35 +283,6 @@ export function meterQuery(
     f.progressLatency.set({ query: q }, p.durationMs.reportLatency / 1000);
     f.batch.set({ query: q }, p.batchId);
   });
-}
-
-/**
- * Takes a query's gauges (its status, latency, watermark, state size, epoch, report times) out of
- * the registry, and the query off the console's list; its counters stay, as totals that stopped
- * growing. What a group's task does when it stops in this process: the process it moved to
- * reports it now, and two processes must not both say what state it is in.
- */
-export async function forgetQuery(query: MeteredQuery, registry: Registry = defaultRegistry): Promise<void> {
-  const f = families.get(registry);
-  if (f === undefined) return;
-  const q = query.name ?? query.id;
-  if (f.queries.get(q) === query) f.queries.delete(q);
-  const gauges: Gauge<string>[] = [
-    f.status,
-    f.latency,
-    f.watermark,
-    f.watermarkLag,
-    f.stateRows,
-    f.stateBytes,
-    f.committedEpoch,
-    f.progressLatency,
-    f.batch,
-  ];
-  for (const g of gauges) {
-    for (const { labels } of (await g.get()).values) {
-      if (labels.query === q) g.remove(labels as Record<string, string>);
-    }
-  }
 }
 
 /** The queries whose metrics are registered in a registry (what the console served with it shows). */

@@ -4,7 +4,7 @@ import type { Producer } from 'kafkajs';
 import type { GroupQuery } from '../../src/index.js';
 import type { Payment } from '../fixtures/jobs/kafka.js';
 import { TestBroker } from './broker/index.js';
-import { eventually, kafkaClient } from './kafkajs-helpers.js';
+import { eventsOf, eventually, kafkaClient } from './kafkajs-helpers.js';
 
 /** A test broker, started before the suite's tests and closed after them. */
 export interface PaymentsBroker {
@@ -64,6 +64,10 @@ export const runningTasks = (m: GroupQuery): string[] =>
     .map((t) => t.task)
     .sort();
 
+/** A change in any member's tasks. */
+export const taskEvents = (members: readonly GroupQuery[]) =>
+  eventsOf(members, ['assigned', 'taskStarted', 'taskStopped']);
+
 /** Resolves once every member runs as many tasks as `each` says; `check` runs at each look. */
 export const untilRunning = (
   members: readonly GroupQuery[],
@@ -71,7 +75,12 @@ export const untilRunning = (
   timeoutMs: number,
   check: () => void = () => {},
 ) =>
-  eventually(timeoutMs, `tasks running ${each.join('/')}`, () => {
-    check();
-    return members.every((m, i) => runningTasks(m).length === each[i]);
-  });
+  eventually(
+    timeoutMs,
+    `tasks running ${each.join('/')}`,
+    () => {
+      check();
+      return members.every((m, i) => runningTasks(m).length === each[i]);
+    },
+    taskEvents(members),
+  );

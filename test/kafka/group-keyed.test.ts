@@ -47,10 +47,15 @@ describe('a keyed aggregation run by a group', () => {
 
   /** Waits (bounded) until the output's counts add up to `n` payments; `check` runs at each look. */
   const untilCounted = (topic: string, n: number, check: () => void = () => {}) =>
-    eventually(SESSION_MS * 15, `${n} payments counted in ${topic}`, async () => {
-      check();
-      return Object.values(await counts(topic)).reduce((s, c) => s + c.n, 0) >= n;
-    });
+    eventually(
+      SESSION_MS * 15,
+      `${n} payments counted in ${topic}`,
+      async () => {
+        check();
+        return Object.values(await counts(topic)).reduce((s, c) => s + c.n, 0) >= n;
+      },
+      (changed) => feed.broker.onData(changed),
+    );
 
   const params = (outTopic: string) => ({
     brokers: feed.broker.bootstrap,

@@ -38,6 +38,7 @@ describe('a job run by a group of members', () => {
       SESSION_MS * 10,
       `${n} committed output rows`,
       async () => (await committedAmounts(topic)).length >= n,
+      (changed) => feed.broker.onData(changed),
     );
 
   const member = (
@@ -152,21 +153,15 @@ describe('a job run by a group of members', () => {
         .filter((v) => v.labels.state === 'active' && v.value === 1)
         .map((v) => String(v.labels.query))
         .sort();
-    const untilActive = (r: Registry, n: number) =>
-      eventually(
-        SESSION_MS * 10,
-        `${n} active tasks in a registry`,
-        async () => (await active(r)).length === n,
-      );
     try {
+      // A task's metrics are registered before it counts as running.
       await untilRunning([a!, b!], [3, 3]);
-      await untilActive(registries[0]!, 3);
-      await untilActive(registries[1]!, 3);
-      assert.equal(new Set([...(await active(registries[0]!)), ...(await active(registries[1]!))]).size, 6);
-      // b leaves: its tasks' gauges go with them, and a reports all six.
+      const [ofA, ofB] = [await active(registries[0]!), await active(registries[1]!)];
+      assert.deepEqual([ofA.length, ofB.length, new Set([...ofA, ...ofB]).size], [3, 3, 6]);
+      // b leaves: its tasks' gauges go as each task ends, and a reports all six.
       await b!.stop();
-      await untilActive(registries[1]!, 0);
-      await untilActive(registries[0]!, 6);
+      await untilRunning([a!], [6]);
+      assert.equal((await active(registries[0]!)).length, 6);
       const statuses = (await registries[1]!.getSingleMetric('millrace_query_status')!.get()).values;
       assert.deepEqual(statuses, [], 'no status series left for tasks that moved away');
     } finally {

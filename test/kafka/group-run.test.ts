@@ -1,13 +1,13 @@
 import assert from 'node:assert/strict';
 import { type ChildProcess, spawn } from 'node:child_process';
-import { once } from 'node:events';
+import { EventEmitter, once } from 'node:events';
 import { after, before, describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import type { Producer } from 'kafkajs';
 import type { Payment } from '../fixtures/jobs/kafka.js';
 import { tempDirs } from '../fixtures/temp-dirs.js';
 import { TestBroker } from './broker/index.js';
-import { eventually, kafkaClient } from './kafkajs-helpers.js';
+import { eventsOf, eventually, kafkaClient } from './kafkajs-helpers.js';
 import { KCAT_UNAVAILABLE, kcatAvailable, kcatConsume } from './kcat.js';
 import { MOCK_UNAVAILABLE, mockClusterAvailable, startMockCluster } from './mock-cluster.js';
 import { type Hosts, makeHosts, netnsUnavailable } from './netns.js';
@@ -57,9 +57,12 @@ function member(
       `brokers=${bootstrap}`,
       '-p',
       'checkpointInterval=200 ms',
+      // A progress line every 100 ms: what the test looks at its output again on.
+      '-p',
+      'progressInterval=100 ms',
       ...extra,
     ],
-    { stdio: ['ignore', 'ignore', 'pipe'] },
+    { stdio: ['ignore', 'pipe', 'pipe'] },
   );
   children.add(child);
   const m: Member = {
@@ -71,7 +74,9 @@ function member(
       return code as number | null;
     }),
   };
+  child.stdout!.on('data', () => activity.emit('data'));
   child.stderr!.on('data', (d: Buffer) => {
+    activity.emit('data');
     m.err += d.toString();
     for (const [, tasks] of m.err.matchAll(new RegExp(`member of group ${group}, tasks (.*)\n`, 'g'))) {
       m.tasks = tasks === 'none' ? [] : tasks!.split(', ');
@@ -89,8 +94,12 @@ interface KeyedFeed {
   readonly payments: readonly Payment[];
 }
 
+/** Every line a member writes: a progress report, a rebalance, an error. */
+const activity = new EventEmitter();
+
+/** Waits (bounded) until `check` holds, looking again whenever a member writes something. */
 const until = (what: string, check: () => boolean | Promise<boolean>) =>
-  eventually(SESSION_MS * 10, what, check, 50);
+  eventually(SESSION_MS * 10, what, check, eventsOf([activity], ['data']));
 
 /**
  * Three members count payments by card, which is not how the payments are partitioned, so the

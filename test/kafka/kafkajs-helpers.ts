@@ -10,21 +10,67 @@ export function kafkaClient(bootstrap: string, clientId = 'millrace-test'): Kafk
   });
 }
 
+/** Calls `changed` whenever something a test waits on may have changed; returns how to stop. */
+export type Subscribe = (changed: () => void) => () => void;
+
+/** Every change any of `subscriptions` sees. */
+export const anyOf =
+  (...subscriptions: Subscribe[]): Subscribe =>
+  (changed) => {
+    const stops = subscriptions.map((s) => s(changed));
+    return () => {
+      for (const stop of stops) stop();
+    };
+  };
+
+/** A change: an event of any of `names` on any of `emitters`. */
+export const eventsOf =
+  (
+    emitters: readonly { on(n: string, f: () => void): unknown; off(n: string, f: () => void): unknown }[],
+    names: readonly string[],
+  ): Subscribe =>
+  (changed) => {
+    for (const e of emitters) for (const n of names) e.on(n, changed);
+    return () => {
+      for (const e of emitters) for (const n of names) e.off(n, changed);
+    };
+  };
+
 /**
- * Resolves once `check` is true, looking every `everyMs` (default 20); rejects naming `what` once
- * `ms` have passed. Unlike a loop raced by {@link within}, it stops looking when it gives up.
+ * Resolves once `check` is true; looks again each time `subscribe` reports a change (one that
+ * came while a look was under way counts), never on a timer. Rejects naming `what` once `ms` have
+ * passed, and then stops looking.
  */
 export async function eventually(
   ms: number,
   what: string,
   check: () => boolean | Promise<boolean>,
-  everyMs = 20,
+  subscribe: Subscribe,
 ): Promise<void> {
-  const deadline = performance.now() + ms;
-  for (;;) {
-    if (await check()) return;
-    if (performance.now() >= deadline) throw new Error(`timed out after ${ms} ms: ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, everyMs));
+  let changedMeanwhile = false;
+  const waiting: { wake: (() => void) | null } = { wake: null };
+  let gaveUp = false;
+  const unsubscribe = subscribe(() => {
+    changedMeanwhile = true;
+    waiting.wake?.();
+  });
+  try {
+    await within(
+      ms,
+      what,
+      (async () => {
+        while (!gaveUp) {
+          changedMeanwhile = false;
+          if (await check()) return;
+          if (!changedMeanwhile) await new Promise<void>((resolve) => (waiting.wake = resolve));
+          waiting.wake = null;
+        }
+      })(),
+    );
+  } finally {
+    gaveUp = true;
+    unsubscribe();
+    waiting.wake?.();
   }
 }
 

@@ -5,6 +5,7 @@ import {
   ASSIGNOR_NAME,
   ASSIGNOR_VERSION,
   assignPartitions,
+  completeJoin,
   decodeOwned,
   encodeOwned,
   type GroupAssignment,
@@ -199,25 +200,16 @@ export async function joinGroup(options: GroupMembershipOptions): Promise<GroupM
     return left;
   };
 
-  try {
-    starting = start();
-    await starting;
-    await first;
-  } catch (e) {
-    await leave();
-    if (e instanceof MillraceError) throw e;
-    throw new MillraceError(
-      ErrorCode.SOURCE_READ_FAILED,
-      `group ${options.groupId}: could not join: ${(e as Error).message}`,
-      { cause: e },
-    );
-  }
-  return {
-    get assignment() {
-      return current;
+  return completeJoin(
+    options.groupId,
+    async () => {
+      starting = start();
+      await starting;
+      await first;
     },
+    () => current,
     leave,
-  };
+  );
 }
 
 /** How many times in a row a member joins again after kafkajs gave up on its consumer. */

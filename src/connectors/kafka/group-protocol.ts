@@ -1,3 +1,4 @@
+import { ErrorCode, MillraceError } from '../../errors.js';
 import { assignTasks } from './task-assignor.js';
 import type { TopicPartition } from './types.js';
 
@@ -84,4 +85,37 @@ export function assignPartitions(
     out.set(id, assignment);
   }
   return out;
+}
+
+/**
+ * Completes a join, whichever client made it: runs `join` (which resolves once the first
+ * assignment arrived); on failure leaves and rejects with `SOURCE_READ_FAILED`; else returns the
+ * membership, which reads the latest assignment through `latest`.
+ */
+export async function completeJoin(
+  groupId: string,
+  join: () => Promise<void>,
+  latest: () => GroupAssignment | null,
+  leave: () => Promise<void>,
+): Promise<GroupMembership> {
+  try {
+    await join();
+    if (latest() === null) throw new Error('joined, and was given no assignment');
+  } catch (e) {
+    await leave();
+    if (e instanceof MillraceError) throw e;
+    throw new MillraceError(
+      ErrorCode.SOURCE_READ_FAILED,
+      `group ${groupId}: could not join: ${(e as Error).message}`,
+      {
+        cause: e,
+      },
+    );
+  }
+  return {
+    get assignment() {
+      return latest();
+    },
+    leave,
+  };
 }

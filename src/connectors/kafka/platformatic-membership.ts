@@ -4,6 +4,7 @@ import {
   ASSIGNOR_NAME,
   ASSIGNOR_VERSION,
   assignPartitions,
+  completeJoin,
   decodeOwned,
   encodeOwned,
   type GroupAssignment,
@@ -123,22 +124,13 @@ export async function joinWithPlatformatic(options: PlatformaticMembershipOption
     })();
     return left;
   };
-  try {
-    consumer.topics.trackAll(...options.topics);
-    await consumer.joinGroup();
-    if (current === null) throw new Error('joined, and was given no assignment');
-  } catch (e) {
-    await leave();
-    throw new MillraceError(
-      ErrorCode.SOURCE_READ_FAILED,
-      `group ${options.groupId}: could not join: ${(e as Error).message}`,
-      { cause: e },
-    );
-  }
-  return {
-    get assignment() {
-      return current;
+  return completeJoin(
+    options.groupId,
+    async () => {
+      consumer.topics.trackAll(...options.topics);
+      await consumer.joinGroup();
     },
+    () => current,
     leave,
-  };
+  );
 }

@@ -188,6 +188,24 @@ export class TestBroker {
     }
   }
 
+  /**
+   * Calls `changed` each time records are appended or a transaction ends, until the returned
+   * function is called: what a test waiting for output looks again on.
+   */
+  onData(changed: () => void): () => void {
+    let subscribed = true;
+    const arm = () =>
+      this.state.onNextData(() => {
+        if (!subscribed) return;
+        changed();
+        arm();
+      });
+    arm();
+    return () => {
+      subscribed = false;
+    };
+  }
+
   lastStableOffset(topic: string, partition: number): number {
     return this.log(topic, partition).lastStableOffset;
   }
