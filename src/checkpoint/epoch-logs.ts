@@ -13,6 +13,12 @@ export interface OffsetEntry {
   readonly metadata: {
     readonly batchWatermarkMs: number;
     readonly batchTimestampMs: number;
+    /**
+     * An epoch's offsets written at its commit (real-time mode) carry the commit entry it goes on
+     * to write: a restart that finds the sink already committed the epoch, but not the commit
+     * file, finishes the commit with it instead of redoing the epoch.
+     */
+    readonly commit?: CommitEntry;
   };
   /** v1: by source position. v2: by source name. */
   readonly sources: readonly { readonly key: string; readonly offsets: SourceOffsets }[];

@@ -5,7 +5,7 @@ import { ErrorCode, MillraceError } from '../errors.js';
 import { type AnalyzedPlan, checkSourceEvolution, type PlannedSource } from '../plan/analyze.js';
 import type { PhysicalPlan } from '../plan/physical.js';
 import { damageError, throwFirst } from './damage.js';
-import { EpochLogs, type OffsetEntry, type SourceOffsets } from './epoch-logs.js';
+import { type CommitEntry, EpochLogs, type OffsetEntry, type SourceOffsets } from './epoch-logs.js';
 import { evolveCheckpoint } from './evolution.js';
 import { readCheckedIfExists, writeFileAtomic } from './files.js';
 import { CheckpointLayout, SCHEDULE_FILE } from './layout.js';
@@ -53,6 +53,8 @@ export interface OpenOptions {
   readonly physical?: PhysicalPlan;
   /** The lock's lease period and renewal interval (defaults: 10 s, every 3 s). */
   readonly lease?: LeaseTiming;
+  /** The group task whose checkpoint this is (docs/scale-out.md), or null for a query run whole. */
+  readonly task?: string | null;
 }
 
 /**
@@ -65,6 +67,8 @@ export class CheckpointManager {
   private readonly logs: EpochLogs;
   /** Bytes of offset and commit log files this run wrote (the driver's share of the checkpoint). */
   logBytesWritten = 0;
+  /** The epoch recovery found committed by the sink and not logged: its commit file, to write. */
+  private finishing: { epoch: number; entry: CommitEntry } | null = null;
 
   private constructor(
     readonly location: string,
@@ -72,6 +76,9 @@ export class CheckpointManager {
     private readonly lock: CheckpointLock,
     readonly metadata: CheckpointMetadata,
     private readonly stateIds: Readonly<Record<number, number>>,
+    private readonly task: string | null,
+    /** The sink's partitions: the last stage's tasks (1 when the plan was not given). */
+    private readonly sinkPartitions: number,
   ) {
     this.layout = new CheckpointLayout(location);
     this.logs = new EpochLogs(this.layout);
@@ -120,12 +127,25 @@ export class CheckpointManager {
         const evolution = evolveCheckpoint(existing, next, location);
         ({ metadata, stateIds, changed } = evolution);
       }
-      const manager = new CheckpointManager(location, plan, lock, metadata, stateIds);
+      const physical = options.physical;
+      const sinkPartitions =
+        physical === undefined ? 1 : (physical.stages[physical.sinkStage]?.partitions ?? 1);
+      const manager = new CheckpointManager(
+        location,
+        plan,
+        lock,
+        metadata,
+        stateIds,
+        options.task ?? null,
+        sinkPartitions,
+      );
       // What the driver reads of the checkpoint is read and checked before anything is written: a
       // damaged checkpoint is left as it was.
       const recovery = await manager.recover(existing !== undefined);
       if (changed) await writeMetadata(layout, metadata);
       await manager.logs.init();
+      const finishing = manager.finishing;
+      if (finishing !== null) await manager.logs.writeCommit(finishing.epoch, finishing.entry);
       return { manager, recovery };
     } catch (e) {
       await lock.release();
@@ -177,16 +197,35 @@ export class CheckpointManager {
 
   /**
    * Works out where the run starts, reading and checking what it needs: the last commit and its
-   * offsets, a planned batch's offsets, the sources' own files, that every state partition has the
+   * offsets (or an epoch the sink committed after them, to finish), a planned batch's offsets, the sources' own files, that every state partition has the
    * files its restore reads (the workers read them), and — on a checkpoint that existed before this
    * run (`resumed`) — a files sink's manifests. Writes nothing.
    */
   private async recover(resumed: boolean): Promise<RecoveryPoint> {
     const plan = this.plan;
     const commits = await this.logs.commitEpochs();
-    const committed = commits.at(-1) ?? -1;
+    const lastCommit = commits.at(-1) ?? -1;
     const offsets = await this.logs.offsetEpochs();
     const planned = offsets.at(-1) ?? -1;
+    const sink = plan.definition.sink;
+    const output = sinkConnector(sink);
+    if (resumed && output.checkOutput !== undefined) {
+      const record = output.record?.(sink) ?? {};
+      throwFirst((await output.checkOutput(record, lastCommit, (e) => offsets.includes(e))).damage);
+    }
+    let plannedEntry = planned > lastCommit ? await this.logs.readOffsets(planned) : undefined;
+    // An epoch written at its commit that the sink committed too (the run died before the commit
+    // file) is finished, not redone: the sink holds its output, its state is durable (the sink
+    // commits only after), and a redo could close windows at other points than that output did.
+    const finished = plannedEntry?.metadata.commit;
+    const rollForward =
+      finished !== undefined &&
+      (await output.hasCommitted?.(sink, planned, {
+        queryId: this.metadata.id,
+        task: this.task,
+        partitions: this.sinkPartitions,
+      })) === true;
+    const committed = rollForward ? planned : lastCommit;
     const none = plan.sources.map((s) => new Array(s.spec.partitions).fill(0));
     let startOffsets: number[][] = none;
     let watermarks: number[] = plan.watermarks.map(() => Number.NEGATIVE_INFINITY);
@@ -194,7 +233,7 @@ export class CheckpointManager {
     let lateWatermarkMs = Number.NEGATIVE_INFINITY;
     let committedEntry: ResumedOffsets | undefined;
     if (committed >= 0) {
-      const entry = await this.logs.readOffsets(committed);
+      const entry = rollForward ? plannedEntry : await this.logs.readOffsets(committed);
       if (entry === undefined) {
         throw new MillraceError(
           ErrorCode.CHECKPOINT_CORRUPT,
@@ -204,28 +243,23 @@ export class CheckpointManager {
       }
       startOffsets = this.fromEntries(committed, entry);
       committedEntry = { epoch: committed, entry };
-      const commit = await this.logs.readCommit(committed);
+      const commit = rollForward ? finished : await this.logs.readCommit(committed);
       watermarks = plan.watermarks.map((_, i) => commit?.watermarks?.[i] ?? Number.NEGATIVE_INFINITY);
       nextBatchWatermarkMs = commit?.nextBatchWatermarkMs ?? 0;
       lateWatermarkMs = entry.metadata.batchWatermarkMs;
     }
+    if (rollForward) {
+      this.finishing = { epoch: committed, entry: finished! };
+      plannedEntry = undefined;
+    }
     let redo: RecoveryPoint['redo'] = null;
     const read: ResumedOffsets[] = committedEntry === undefined ? [] : [committedEntry];
-    if (planned > committed) {
-      const entry = await this.logs.readOffsets(planned);
-      if (entry !== undefined) {
-        redo = { epoch: planned, ends: this.fromEntries(planned, entry) };
-        read.push({ epoch: planned, entry });
-      }
+    if (plannedEntry !== undefined) {
+      redo = { epoch: planned, ends: this.fromEntries(planned, plannedEntry) };
+      read.push({ epoch: planned, entry: plannedEntry });
     }
     throwFirst((await checkSourceFiles(this.layout, this.metadata, read)).damage);
     throwFirst(checkStateChains(this.layout, this.metadata.stateful, committed + 1));
-    const sink = plan.definition.sink;
-    const output = sinkConnector(sink);
-    if (resumed && output.checkOutput !== undefined) {
-      const record = output.record?.(sink) ?? {};
-      throwFirst((await output.checkOutput(record, committed, (e) => offsets.includes(e))).damage);
-    }
     const scheduleStarts = await Promise.all(
       plan.sources.map(async (s) => {
         if (sourceConnector(s.spec).generated === undefined) return null;
@@ -274,17 +308,26 @@ export class CheckpointManager {
   async writeOffsets(
     epoch: number,
     offsets: readonly (readonly number[])[],
-    meta: { batchWatermarkMs: number; batchTimestampMs: number },
+    meta: {
+      batchWatermarkMs: number;
+      batchTimestampMs: number;
+      /** Written at the epoch's commit: the watermarks its commit file records (see OffsetEntry). */
+      watermarks?: readonly number[];
+    },
   ): Promise<number> {
     // Only the lock's holder writes the logs: a run that lost the checkpoint (its heartbeat may
     // not have noticed yet) writes nothing more; the check costs one small read an epoch.
     await this.lock.confirm();
+    const batchWatermarkMs = Number.isFinite(meta.batchWatermarkMs) ? meta.batchWatermarkMs : 0;
     return this.counted(
       this.logs.writeOffsets(epoch, {
         format: this.metadata.offsetLogFormat,
         metadata: {
-          batchWatermarkMs: Number.isFinite(meta.batchWatermarkMs) ? meta.batchWatermarkMs : 0,
+          batchWatermarkMs,
           batchTimestampMs: meta.batchTimestampMs,
+          ...(meta.watermarks === undefined
+            ? {}
+            : { commit: commitEntry(batchWatermarkMs, meta.watermarks) }),
         },
         sources: this.toEntries(offsets),
       }),
@@ -298,12 +341,7 @@ export class CheckpointManager {
     watermarks: readonly number[],
   ): Promise<number> {
     await this.lock.confirm();
-    return this.counted(
-      this.logs.writeCommit(epoch, {
-        nextBatchWatermarkMs: Number.isFinite(nextBatchWatermarkMs) ? nextBatchWatermarkMs : 0,
-        watermarks: watermarks.map((w) => (Number.isFinite(w) ? w : null)),
-      }),
-    );
+    return this.counted(this.logs.writeCommit(epoch, commitEntry(nextBatchWatermarkMs, watermarks)));
   }
 
   private async counted(written: Promise<number>): Promise<number> {
@@ -326,6 +364,14 @@ export class CheckpointManager {
   async close(): Promise<void> {
     await this.lock.release();
   }
+}
+
+/** What an epoch's commit file records (a watermark not reached yet: null, or 0 for the next batch's). */
+function commitEntry(nextBatchWatermarkMs: number, watermarks: readonly number[]): CommitEntry {
+  return {
+    nextBatchWatermarkMs: Number.isFinite(nextBatchWatermarkMs) ? nextBatchWatermarkMs : 0,
+    watermarks: watermarks.map((w) => (Number.isFinite(w) ? w : null)),
+  };
 }
 
 /**

@@ -279,6 +279,16 @@ export interface SinkCommitter {
   commit(epoch: number, messages: SinkCommitMessage[]): Promise<void>;
 }
 
+/** What a sink is told when asked whether it committed an epoch. */
+export interface SinkCommitContext {
+  /** The query's id: stable across runs of one checkpoint. */
+  readonly queryId: string;
+  /** The group task whose checkpoint it is (`0.3`), or null for a query run whole. */
+  readonly task: string | null;
+  /** The sink's partitions (tasks of the plan's last stage). */
+  readonly partitions: number;
+}
+
 /** What the worker side of a sink is built with. */
 export interface SinkContext {
   /** The sink partition. */
@@ -349,6 +359,13 @@ export interface SinkConnector<S extends SinkSpec = SinkSpec> {
     mode: OutputMode,
     commitOnHosts: (epoch: number) => Promise<void>,
   ): SinkCommitter | null;
+  /**
+   * Whether the sink's own commit of `epoch` is done (a files sink's manifest is written), asked at
+   * a restart of an epoch whose offsets were written at its commit and whose commit file was not:
+   * if so the restart finishes the commit instead of redoing the epoch. A sink without it has its
+   * epoch redone, and recognises the redo by itself.
+   */
+  hasCommitted?(spec: S, epoch: number, context: SinkCommitContext): Promise<boolean>;
   /** Why the sink refuses asynchronous progress tracking, if it does (plan time). */
   refusesAsyncProgress?(spec: S): string | undefined;
   /** Why the sink cannot be written by a group's tasks, if it cannot (plan time). */

@@ -13,8 +13,9 @@ export interface FilesCommitMessage extends SinkCommitMessage {
 /**
  * The driver's half of the files sink: at each epoch's commit, writes `_manifest/<epoch>` listing
  * the files the partitions wrote. An epoch that already has a manifest (its commit was interrupted
- * after the manifest, and the epoch was redone) keeps it: the redo's files are removed, so the
- * output holds the epoch once.
+ * after the manifest, and the epoch was redone: a micro-batch, or a real-time epoch of a checkpoint
+ * whose offsets do not say what its commit holds; others are finished at the restart, not redone)
+ * keeps it: the redo's files are removed, so the output holds the epoch once.
  */
 export class FilesSinkCommitter implements SinkCommitter {
   private ready = false;

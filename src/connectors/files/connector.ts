@@ -2,6 +2,7 @@ import type { SinkConnector, SourceConnector } from '../contract.js';
 import type { FilesSinkSpec, FilesSourceSpec } from '../spec.js';
 import { FilesSinkCommitter } from './committer.js';
 import { checkFilesLog } from './log-check.js';
+import { readManifest } from './manifest.js';
 import { checkManifests } from './manifest-check.js';
 import { FilesSinkRuntime } from './sink-runtime.js';
 import { FilesSourceFeed } from './source-feed.js';
@@ -16,6 +17,7 @@ export const filesSourceConnector: SourceConnector<FilesSourceSpec> = {
 export const filesSinkConnector: SinkConnector<FilesSinkSpec> = {
   writer: (spec, context) => new FilesSinkRuntime(spec, context.partition),
   committer: (spec, mode) => new FilesSinkCommitter(spec, mode === 'complete' ? 'complete' : 'append'),
+  hasCommitted: async (spec, epoch) => (await readManifest(spec.path, epoch)) !== undefined,
   refusesAsyncProgress: () =>
     'asyncProgressTracking cannot be used with sinks.files: its manifests commit each epoch exactly ' +
     'once, and a restart would redo epochs whose commit was not logged; turn asyncProgressTracking off',

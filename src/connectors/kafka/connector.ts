@@ -4,7 +4,7 @@ import type { KafkaSinkSpec, KafkaSourceSpec } from '../spec.js';
 import { KafkaDeadLetterWriter } from './dead-letters.js';
 import { kafkaGroupShare } from './group-share.js';
 import { resolveKafkaLayout } from './layout.js';
-import { KafkaSinkRuntime } from './sink-runtime.js';
+import { allCommitted, KafkaSinkRuntime } from './sink-runtime.js';
 import type { RawKafkaRecord } from './source.js';
 import { KafkaSourceFeed } from './source-feed.js';
 import { kafkaStartOffsets } from './starts.js';
@@ -44,6 +44,8 @@ export const kafkaSinkConnector: SinkConnector<KafkaSinkSpec> = {
   // An exactly-once sink's partitions commit their transactions once the epoch is logged.
   committer: (spec, _mode, commitOnHosts) =>
     spec.exactlyOnce ? { commit: (epoch) => commitOnHosts(epoch) } : null,
+  hasCommitted: (spec, epoch, context) =>
+    spec.exactlyOnce ? allCommitted(spec, epoch, context) : Promise.resolve(false),
   refusesAsyncProgress: (spec) =>
     spec.exactlyOnce
       ? 'asyncProgressTracking cannot be used with an exactly-once sinks.kafka: its transactions recognise a ' +

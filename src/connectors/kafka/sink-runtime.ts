@@ -20,11 +20,48 @@ import { encodeValue } from './codec.js';
  * cut the epoch the same way), asks it to commit (`commitEpoch`), and only then writes the
  * epoch's commit file. With the rows, in the same transaction, the partition commits "epoch E
  * done" as the offset of partition 0 of the sink's topic for a consumer group of its own
- * (`millrace-<query id>-sink-<partition>`, per task too). If the query dies after the transaction committed and
- * before the checkpoint did, the next run redoes the epoch with the same input, and this
- * partition, reading its group offset, drops the epoch's rows: they are in Kafka already. Rows of
+ * (`millrace-<query id>-sink-<partition>`, per task too). If the query dies after the transactions
+ * committed and before the checkpoint did, the next run finishes the epoch's commit when every
+ * partition records it ({@link allCommitted}); otherwise it redoes the epoch with the same input,
+ * and a partition that reads its group offset and finds the epoch there drops the epoch's rows:
+ * they are in Kafka already. Rows of
  * the next epoch wait (bounded by `maxBufferedRows`) while a transaction is held.
  */
+/** A sink partition's name: a group task's partitions are named per task (every task has a partition 0). */
+function sinkInstance(task: string | null, partition: number): string {
+  return task === null ? `${partition}` : `${task}-${partition}`;
+}
+
+/** The consumer group whose offset records the epochs an exactly-once sink partition committed. */
+export function epochsGroupId(queryId: string, task: string | null, partition: number): string {
+  return `millrace-${queryId}-sink-${sinkInstance(task, partition)}`;
+}
+
+/**
+ * Whether every partition of an exactly-once sink committed `epoch` (each records the epochs it
+ * committed in its transactions, as the offset of its group): one that did not has its
+ * transaction aborted by the next run's producer, and the epoch is to be redone.
+ */
+export async function allCommitted(
+  spec: KafkaSinkSpec,
+  epoch: number,
+  context: { queryId: string; task: string | null; partitions: number },
+): Promise<boolean> {
+  const admin = kafkaClient(spec.brokers, spec.client).admin();
+  try {
+    await admin.connect();
+    for (let p = 0; p < context.partitions; p++) {
+      const groupId = epochsGroupId(context.queryId, context.task, p);
+      const topics = await admin.fetchOffsets({ groupId, topics: [spec.topic!] });
+      const offset = Number(topics[0]?.partitions.find((x) => x.partition === 0)?.offset ?? -1);
+      if (offset < epoch + 1) return false;
+    }
+    return true;
+  } finally {
+    await admin.disconnect().catch(() => {});
+  }
+}
+
 export class KafkaSinkRuntime implements SinkRuntime {
   private readonly producer: Producer;
   private readonly transactionalId: string | undefined;
@@ -54,9 +91,8 @@ export class KafkaSinkRuntime implements SinkRuntime {
     task: string | null,
   ) {
     this.epoch = firstEpoch;
-    // A group task's partitions are named per task: every task has a sink partition 0.
-    const instance = task === null ? `${partition}` : `${task}-${partition}`;
-    this.epochsGroup = `millrace-${queryId}-sink-${instance}`;
+    const instance = sinkInstance(task, partition);
+    this.epochsGroup = epochsGroupId(queryId, task, partition);
     const kafka = kafkaClient(spec.brokers, spec.client);
     const createPartitioner =
       typeof spec.partitioner === 'function'

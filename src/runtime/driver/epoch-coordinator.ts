@@ -163,17 +163,24 @@ export class EpochCoordinator {
     if (last === null || last.epoch !== this.committedUpTo) return;
     this.unlogged = null;
     try {
-      await this.writeOffsets(last.epoch, last.offsets, last.watermark);
+      await this.writeOffsets(last.epoch, last.offsets, last.watermark, last.watermarks);
       await this.writeCommit(last.epoch, last.watermark, last.watermarks);
     } catch (e) {
       this.hooks.failed(e);
     }
   }
 
-  private async writeOffsets(epoch: number, offsets: number[][], watermark: number): Promise<void> {
+  /** Offsets written at commit, with the watermarks its commit file will hold (see OffsetEntry). */
+  private async writeOffsets(
+    epoch: number,
+    offsets: number[][],
+    watermark: number,
+    watermarks: number[],
+  ): Promise<void> {
     await this.config.checkpoint!.writeOffsets(epoch, offsets, {
       batchWatermarkMs: watermark,
       batchTimestampMs: this.hooks.now(),
+      watermarks,
     });
   }
 
@@ -202,9 +209,13 @@ export class EpochCoordinator {
     const interval = this.config.progressLogIntervalMs;
     const log = ckpt !== null && (interval === null || this.hooks.now() - this.loggedAt >= interval);
     try {
-      // Offsets, then the sink's own commit, then the commit file: a crash in between redoes the
-      // epoch over the same offsets, and the sink's commit recognises an epoch it already has.
-      if (log && this.config.offsetsAtCommit) await this.writeOffsets(epoch, p.offsets, nextWatermark);
+      // Offsets, then the sink's own commit, then the commit file. A crash before the sink's
+      // commit redoes the epoch over the same offsets; one after it finishes the commit from what
+      // the offsets file holds (CheckpointManager's recovery), since a real-time epoch's redo may
+      // close windows at other points than the run that committed it to the sink.
+      if (log && this.config.offsetsAtCommit) {
+        await this.writeOffsets(epoch, p.offsets, nextWatermark, watermarks);
+      }
       await this.config.sinkCommitter?.commit(epoch, p.sinkMessages);
       if (log) {
         await this.writeCommit(epoch, nextWatermark, watermarks);

@@ -142,6 +142,7 @@ export async function launchQuery(
       sourceEvolution: queryOptions.sourceEvolution,
       physical,
       lease: options.checkpointLease,
+      task: scope?.task ?? null,
     });
   let checkpoint: CheckpointManager | null = null;
   let recovery: RecoveryPoint | null = null;
