@@ -148,6 +148,12 @@ export interface FeedContext {
 export interface TaskDecoder {
   /** Turns what the driver sent into the row; throws when it cannot (a bad record). */
   decode(raw: unknown): unknown;
+  /**
+   * The watermark a record carries instead of a row (a repartition topic's watermark records,
+   * docs/scale-out.md), or undefined for a row. It counts for the `withWatermark` that reads the
+   * source directly, as a value of a partition upstream does.
+   */
+  watermark?(raw: unknown): number | undefined;
   /** Where a record `decode` refused goes besides the query's dead letters; the task waits for it. */
   deadLetter?(raw: unknown, error: unknown): Promise<unknown>;
   /** The task ends. */

@@ -11,6 +11,12 @@ export interface SinkRuntime {
    * the epoch is acknowledged once the returned promise settles.
    */
   epochEnd(epoch: number): SinkCommitMessage | undefined | PromiseLike<SinkCommitMessage | undefined>;
+  /**
+   * The task's watermark of input `input` (its `withWatermark` operators, in plan order) moved to
+   * `value`. A sink that passes watermarks on (a repartition topic's) takes them here; others stop
+   * them.
+   */
+  watermark?(input: number, value: number): void;
   /** The task ends; `error` is null when it ends normally. */
   close(error: Error | null): unknown;
   /**

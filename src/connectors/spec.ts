@@ -90,6 +90,11 @@ export interface KafkaSourceSpec<T = unknown> extends SourceSpecBase<T> {
   readonly client: KafkaClientSettings | undefined;
   /** Turns a record read by the driver into the row (throws when key or value cannot be decoded). */
   readonly decode: (raw: RawKafkaRecord) => unknown;
+  /**
+   * A group's repartition source: records with the `millrace-watermark` header are watermarks of
+   * this many upstream tasks, not rows; the watermark is the least of theirs.
+   */
+  readonly watermarkSenders?: number;
 }
 
 export type SourceSpec<T = any> =
@@ -176,6 +181,12 @@ export interface KafkaSinkSpec extends SinkSpecBase {
   readonly timestamp: 'write' | 'source';
   readonly maxBufferedRows: number;
   readonly client: KafkaClientSettings | undefined;
+  /**
+   * A group's repartition sink (docs/scale-out.md, "Watermarks across processes"): at each epoch's
+   * end, the task's watermark goes to every one of the topic's this many partitions, as a record
+   * with the `millrace-watermark` header and no value. Absent for the sinks users make.
+   */
+  readonly watermarkPartitions?: number;
 }
 
 export type SinkSpec =

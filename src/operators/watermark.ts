@@ -21,6 +21,8 @@ export class WatermarkOperator implements RowSink {
   private readonly column: string;
   private readonly delay: number;
   private readonly input: number;
+  /** The source carries the watermark (see WatermarkNode.carried): rows only count for stats. */
+  private readonly carried: boolean;
   private max = Number.NEGATIVE_INFINITY;
   private stats: EventTimeStats = {
     min: Number.POSITIVE_INFINITY,
@@ -38,6 +40,7 @@ export class WatermarkOperator implements RowSink {
     this.column = op.node.column;
     this.delay = op.node.delayMs;
     this.input = plan.watermarks.find((w) => w.operatorId === op.id)!.index;
+    this.carried = op.node.carried === true;
   }
 
   push(row: unknown): void {
@@ -62,7 +65,7 @@ export class WatermarkOperator implements RowSink {
       s.count++;
       if (t > this.max) {
         this.max = t;
-        this.ctx.advanceWatermark(this.input, t - this.delay);
+        if (!this.carried) this.ctx.advanceWatermark(this.input, t - this.delay);
       }
     }
     this.next.push(row);

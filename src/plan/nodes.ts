@@ -120,6 +120,11 @@ export interface WatermarkNode extends Labelled {
   readonly delayMs: number;
   /** An input that has seen no row this long after the start is left out of the minimum. */
   readonly idleTimeoutMs: number | undefined;
+  /**
+   * The watermark is the one its source carries (a group's repartition topic, docs/scale-out.md),
+   * not made from the rows' event times: set by the plan's cut only.
+   */
+  readonly carried?: boolean;
 }
 
 /** `groupBy(keys..., window?).agg({...})`: a keyed, stateful aggregation. */

@@ -60,6 +60,11 @@ function asBuffer(bytes: Buffer | Uint8Array): Buffer {
 }
 
 /** Header values as text (Kafka headers are bytes; repeated names keep their last value). */
+/** The header of a repartition topic's watermark record: the upstream task's watermark, ms as text. */
+export const WATERMARK_HEADER = 'millrace-watermark';
+/** The header naming the upstream task that wrote a watermark record. */
+export const WATERMARK_FROM_HEADER = 'millrace-watermark-from';
+
 export function headersOf(
   headers: Record<string, Buffer | Buffer[] | undefined> | undefined,
 ): Record<string, string> {

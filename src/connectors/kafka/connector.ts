@@ -1,6 +1,7 @@
 import { ErrorCode, MillraceError } from '../../errors.js';
 import type { SinkConnector, SourceConnector, TaskDecoder } from '../contract.js';
 import type { KafkaSinkSpec, KafkaSourceSpec } from '../spec.js';
+import { WATERMARK_FROM_HEADER, WATERMARK_HEADER } from './codec.js';
 import { KafkaDeadLetterWriter } from './dead-letters.js';
 import { kafkaGroupShare } from './group-share.js';
 import { resolveKafkaLayout } from './layout.js';
@@ -27,6 +28,7 @@ export const kafkaSourceConnector: SourceConnector<KafkaSourceSpec> = {
       close: () => void letters?.close(),
     };
     if (letters !== null) decoder.deadLetter = (raw, error) => letters.write(raw as RawKafkaRecord, error);
+    if (spec.watermarkSenders !== undefined) decoder.watermark = watermarkRecords(spec.watermarkSenders);
     return decoder;
   },
   layout: {
@@ -36,6 +38,24 @@ export const kafkaSourceConnector: SourceConnector<KafkaSourceSpec> = {
   startOffsets: kafkaStartOffsets,
   group: kafkaGroupShare,
 };
+
+/**
+ * Reads a repartition topic's watermark records: each upstream task's latest, and the least of
+ * them once every one of the `senders` has written (−∞ before: one not heard from holds it back).
+ * A row before an upstream task's record came before its watermark, so no row of any upstream
+ * task is late by the least of them unless it was late by its own task's watermark.
+ */
+function watermarkRecords(senders: number): (raw: unknown) => number | undefined {
+  const heard = new Map<string, number>();
+  return (raw) => {
+    const headers = (raw as RawKafkaRecord).headers;
+    const value = headers[WATERMARK_HEADER];
+    if (value === undefined) return undefined;
+    const from = headers[WATERMARK_FROM_HEADER] ?? '';
+    heard.set(from, Math.max(heard.get(from) ?? Number.NEGATIVE_INFINITY, Number(value)));
+    return heard.size < senders ? Number.NEGATIVE_INFINITY : Math.min(...heard.values());
+  };
+}
 
 /** Each sink partition's own producer; exactly-once: one transaction per epoch, committed by the driver's word. */
 export const kafkaSinkConnector: SinkConnector<KafkaSinkSpec> = {

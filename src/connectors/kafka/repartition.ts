@@ -10,7 +10,9 @@ import { kafkaSource } from './source.js';
  * "Cutting the plan"): the upstream task writes whole rows as msgpack values to the partition of
  * their key, transactionally when the job's own sink is exactly-once (so a redone upstream epoch
  * is never read twice); the downstream task of partition p reads partition p from the earliest
- * offset, `read_committed`.
+ * offset, `read_committed`. With the rows, at each epoch's end, the upstream task writes its
+ * watermark to every partition ({@link WATERMARK_HEADER}), which the downstream tasks take as a
+ * watermark of the input declared again above the cut.
  */
 export function repartitionEnds(
   spec: KafkaSourceSpec,
@@ -41,11 +43,12 @@ export function repartitionEnds(
     client: spec.client,
   });
   return {
-    sink,
+    sink: Object.freeze({ ...sink, watermarkPartitions: stage.partitions }),
     source: Object.freeze({
       ...source,
       topicPartitions: [[stage.topic, stage.task] as const],
       partitions: 1,
+      watermarkSenders: stage.partitions,
     }),
   };
 }

@@ -3,7 +3,7 @@ import { ErrorCode, MillraceError } from '../../errors.js';
 import type { SinkRuntime } from '../sink-runtime.js';
 import type { KafkaSinkSpec } from '../spec.js';
 import { kafkaClient, kafkajs } from './client.js';
-import { encodeValue } from './codec.js';
+import { encodeValue, WATERMARK_FROM_HEADER, WATERMARK_HEADER } from './codec.js';
 
 /**
  * One partition of the Kafka sink, in the worker that runs the sink task.
@@ -82,13 +82,16 @@ export class KafkaSinkRuntime implements SinkRuntime {
   private reportFailure: (error: Error) => void = () => {};
   /** Exactly-once: the consumer group whose offset records the epochs committed (per query and partition). */
   private readonly epochsGroup: string;
+  /** A repartition sink: the watermark input it passes on (the last one heard) and its value. */
+  private watermarkInput = -1;
+  private watermarkValue = Number.NEGATIVE_INFINITY;
 
   constructor(
     private readonly spec: KafkaSinkSpec,
     private readonly partition: number,
     queryId: string,
     firstEpoch: number,
-    task: string | null,
+    private readonly task: string | null,
   ) {
     this.epoch = firstEpoch;
     const instance = sinkInstance(task, partition);
@@ -192,6 +195,38 @@ export class KafkaSinkRuntime implements SinkRuntime {
     return undefined;
   }
 
+  /**
+   * A repartition sink passes on the watermark declared nearest to the cut: the stage's plan is one
+   * chain (a group refuses unions and joins next to a keyed operator), so that is its last input.
+   */
+  watermark(input: number, value: number): void {
+    if (this.spec.watermarkPartitions === undefined) return;
+    if (input > this.watermarkInput) {
+      this.watermarkInput = input;
+      this.watermarkValue = value;
+    } else if (input === this.watermarkInput && value > this.watermarkValue) {
+      this.watermarkValue = value;
+    }
+  }
+
+  /**
+   * Queues the watermark for every partition of the topic, at every epoch's end once there is one:
+   * a downstream task that moved (and lost what it had heard) hears it again within an epoch, even
+   * from an upstream task whose watermark stands still.
+   */
+  private queueWatermark(): void {
+    const partitions = this.spec.watermarkPartitions;
+    if (partitions === undefined || !Number.isFinite(this.watermarkValue)) return;
+    const headers = {
+      [WATERMARK_HEADER]: String(this.watermarkValue),
+      [WATERMARK_FROM_HEADER]: this.task ?? '',
+    };
+    const timestamp = String(Date.now());
+    for (let partition = 0; partition < partitions; partition++) {
+      this.pending.push({ topic: this.spec.topic!, message: { partition, value: null, headers, timestamp } });
+    }
+  }
+
   epochEnd(epoch: number): Promise<undefined> {
     this.epoch = epoch + 1;
     return this.finishEpoch(epoch);
@@ -250,6 +285,8 @@ export class KafkaSinkRuntime implements SinkRuntime {
     }
     // Exactly-once: the epoch before must be committed before this one's rows can be sent.
     await this.released();
+    // The epoch's watermark goes after its rows, in its transaction.
+    this.queueWatermark();
     if (this.pending.length > 0 && this.sending === null) this.send();
     await this.drained();
     if (this.txn !== null) {

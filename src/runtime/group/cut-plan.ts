@@ -125,7 +125,10 @@ export function cutPlan(definition: QueryDefinition, cut: PlanCut): QueryDefinit
     return Object.freeze({ ...definition, root: route, sink: ends.sink, outputMode: 'append' });
   }
   let input: LogicalNode = Object.freeze({ kind: 'source', label: undefined, source: ends.source });
-  if (point.watermark !== undefined) input = withInput(point.watermark, input);
+  // The watermark below the cut is declared again, carried by the topic's watermark records.
+  if (point.watermark !== undefined) {
+    input = Object.freeze({ ...point.watermark, input, carried: true }) as LogicalNode;
+  }
   // A `repartition` is done by the topic; a keyed operator reads it.
   let node = keyed.kind === 'repartition' ? input : withInput(keyed, input);
   const above: LogicalNode[] = [];

@@ -50,9 +50,13 @@ export class SinkOutput implements TaskOutput {
     if (isThenable(r)) this.task.waitFor(r);
   }
 
-  marker(kind: number, value: number): void {
-    // The driver keeps time from the tasks' reports; watermarks stop at the sink.
-    if (kind === FrameKind.WATERMARK) return;
+  marker(kind: number, value: number, arg = 0): void {
+    // The driver keeps time from the tasks' reports; watermarks stop at the sink, unless it
+    // passes them on (a repartition topic's).
+    if (kind === FrameKind.WATERMARK) {
+      this.sink.watermark?.(arg, value);
+      return;
+    }
     let r: unknown;
     try {
       if (kind === FrameKind.BARRIER) r = this.sink.epochEnd(value);

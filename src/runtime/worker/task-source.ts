@@ -16,6 +16,8 @@ export interface SourceTask {
   rowsIn: number;
   badRecord(op: OperatorRef, row: unknown, error: unknown, userCode?: boolean): void;
   waitFor(p: PromiseLike<unknown>): void;
+  /** A watermark the source carries (see TaskDecoder.watermark). */
+  advanceWatermark(input: number, value: number): void;
   /** Whether the task must stop handing rows on for now (it waits on a promise, or its output is full). */
   stalled(): boolean;
 }
@@ -51,6 +53,8 @@ export class TaskSource {
     op: PlannedOperator,
     startOffset: number,
     redoEnd = Number.POSITIVE_INFINITY,
+    /** The watermark input of a `withWatermark` reading this source directly, or null. */
+    private readonly watermarkInput: number | null = null,
   ) {
     this.holdAt = redoEnd;
     this.index = input.source.index;
@@ -107,6 +111,14 @@ export class TaskSource {
     }
     let decoded: unknown;
     try {
+      const w = decoder.watermark?.(row);
+      if (w !== undefined) {
+        // A watermark record moves the position, and is no row read.
+        this.rows--;
+        this.task.rowsIn--;
+        if (this.watermarkInput !== null) this.task.advanceWatermark(this.watermarkInput, w);
+        return;
+      }
       decoded = decoder.decode(row);
     } catch (e) {
       this.task.badRecord(this.op, row, e);

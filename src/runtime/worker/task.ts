@@ -151,6 +151,7 @@ export class Task implements OperatorContext, SinkTask, SourceTask {
             plan.operators[first.source.operatorId]!,
             spec.startOffset ?? 0,
             spec.redoEnd,
+            watermarkReading(plan, first.source.operatorId),
           )
         : null;
   }
@@ -633,4 +634,12 @@ export class Task implements OperatorContext, SinkTask, SourceTask {
       count: a.count + b.count,
     }));
   }
+}
+
+/** The watermark input of a `withWatermark` that reads source operator `sourceOp` directly, or null. */
+function watermarkReading(plan: AnalyzedPlan, sourceOp: number): number | null {
+  const op = plan.operators.find(
+    (o) => o.node.kind === 'watermark' && o.inputs.length === 1 && o.inputs[0] === sourceOp,
+  );
+  return op === undefined ? null : (plan.watermarks.find((w) => w.operatorId === op.id)?.index ?? null);
 }
