@@ -44,6 +44,7 @@ describe('millrace bench: the command line', () => {
       ['stream-static-join', [/--partitions/]],
       ['checkpoint', [/--interval/, /--restart-for/]],
       ['idle', [/--warmup/]],
+      ['scale-out', [/--processes N/, /--kafka BROKERS/]],
     ] as const) {
       const t = fakeIO();
       assert.equal(await runBench([scenario, '--help'], t.io), ExitCode.OK, scenario);

@@ -12,6 +12,7 @@ import {
   renderWindowedCountReport,
 } from '../../bench/millrace-report.js';
 import { renderIdleReport, renderStatelessReport } from '../../bench/report.js';
+import { renderScaleOutReport, runScaleOut } from '../../bench/scale-out.js';
 import { runStateless } from '../../bench/stateless.js';
 import { runStreamStaticJoin } from '../../bench/stream-static-join.js';
 import { runWindowedCount } from '../../bench/windowed-count.js';
@@ -19,6 +20,7 @@ import { reportError, wantsStacks } from '../error-report.js';
 import type { CliIO } from '../io.js';
 import { ExitCode } from '../io.js';
 import { UsageError } from './options.js';
+import { parseScaleOutArgs, SCALE_OUT_USAGE } from './scale-out-args.js';
 import {
   ARROW_UDF_USAGE,
   CHECKPOINT_USAGE,
@@ -61,6 +63,8 @@ Scenarios:
   arrow-udf   latency and sustainable throughput of a 16-feature dot product as an Arrow UDF by
               batch size (arrowMaxRecordsPerBatch 1 … 10 000), beside the same score per row
               (Millrace only, real-time mode; no target)
+  scale-out   S1: a stateless job run by a group of processes (millrace run --group) against one
+              process, Kafka at both ends (--kafka brokers)
 
 millrace bench <scenario> --help shows the options of a scenario. Method and targets: docs/benchmarks.md.
 `;
@@ -133,6 +137,14 @@ const SCENARIOS: Record<string, Scenario> = {
       const options = parseArrowUdfArgs(args);
       const result = await runArrowUdf(options, io, signal);
       io.out(options.json ? `${JSON.stringify(result, null, 2)}\n` : renderArrowUdfReport(result));
+    },
+  },
+  'scale-out': {
+    usage: SCALE_OUT_USAGE,
+    async run(args, io, signal) {
+      const options = parseScaleOutArgs(args);
+      const result = await runScaleOut(options, io, signal);
+      io.out(options.json ? `${JSON.stringify(result, null, 2)}\n` : renderScaleOutReport(result));
     },
   },
   idle: {
