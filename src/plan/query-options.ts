@@ -90,6 +90,15 @@ export interface QueryOptions {
   readonly deadLetters: SideOutputTarget | null;
   /** Where late rows are written besides `q.lateRows()`, as {@link deadLetters}; needs `onLateRow: 'sideOutput'`. */
   readonly lateRows: SideOutputTarget | null;
+  /**
+   * The most state, in bytes (the operators' `memoryUsedBytes`), the stateful tasks of one worker
+   * thread may hold; over it the query fails with `STATE_MEMORY_EXCEEDED` naming the largest
+   * operator, checked at each progress report and each epoch's end. Whatever it says, a worker
+   * running stateful tasks also fails so once a full collection leaves its heap over 80 % of its
+   * limit (`--max-old-space-size`), instead of dying of heap exhaustion; `Infinity` turns both
+   * off. Default undefined: the heap check only.
+   */
+  readonly stateMemoryLimitBytes: number | undefined;
 }
 
 export const DEFAULT_QUERY_OPTIONS: QueryOptions = Object.freeze({
@@ -111,6 +120,7 @@ export const DEFAULT_QUERY_OPTIONS: QueryOptions = Object.freeze({
   asyncProgressTrackingCheckpointIntervalMs: 1000,
   deadLetters: null,
   lateRows: null,
+  stateMemoryLimitBytes: undefined,
 });
 
 /** What users may pass: durations as strings, everything optional. */
@@ -127,6 +137,8 @@ export interface QueryOptionsInput {
   multipleWatermarkPolicy?: 'min' | 'max';
   minBatchesToRetain?: number;
   minDeltasForSnapshot?: number;
+  /** See {@link QueryOptions.stateMemoryLimitBytes}; `Infinity` for no limit. */
+  stateMemoryLimitBytes?: number;
   /** Any subset of the policy's fields (the rest default); null turns restarts off. */
   restartPolicy?: RestartPolicyInput | null;
   sourceEvolution?: boolean;
@@ -178,6 +190,14 @@ export function resolveQueryOptions(base: QueryOptions, input: QueryOptionsInput
           );
         }
         out.ringCapacityBytes = value as number;
+        break;
+      case 'stateMemoryLimitBytes':
+        if (typeof value !== 'number' || Number.isNaN(value) || value <= 0) {
+          throw invalidArgument(
+            `stateMemoryLimitBytes must be a positive number of bytes (Infinity: no limit), got ${JSON.stringify(value)}`,
+          );
+        }
+        out.stateMemoryLimitBytes = value;
         break;
       case 'progressInterval': {
         const ms = parseDuration(value as Duration, 'progressInterval');
@@ -235,7 +255,7 @@ export function resolveQueryOptions(base: QueryOptions, input: QueryOptionsInput
           `unknown query option '${key}' (known: onBadRecord, onLateRow, multipleWatermarkPolicy, workers, ` +
             'shufflePartitions, ringCapacityBytes, progressInterval, spinMicros, udfWorkers, arrowMaxRecordsPerBatch, minBatchesToRetain, minDeltasForSnapshot, ' +
             'sourceEvolution, restartPolicy, asyncProgressTracking, asyncProgressTrackingCheckpointIntervalMs, ' +
-            'deadLetters, lateRows)',
+            'deadLetters, lateRows, stateMemoryLimitBytes)',
         );
     }
   }

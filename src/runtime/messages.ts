@@ -129,6 +129,8 @@ export interface HostSpec {
   readonly spinMicros: number;
   /** The query's `arrowMaxRecordsPerBatch` (undefined: the mode's default). */
   readonly arrowMaxRecordsPerBatch: number | undefined;
+  /** The query's `stateMemoryLimitBytes` (undefined: a share of the worker's heap limit). */
+  readonly stateMemoryLimitBytes: number | undefined;
 }
 
 /** Counters of one task since the query started (the driver takes differences). */

@@ -80,6 +80,7 @@ export function hostSpecs(
     multipleWatermarkPolicy: options.multipleWatermarkPolicy,
     spinMicros: options.spinMicros,
     arrowMaxRecordsPerBatch: options.arrowMaxRecordsPerBatch,
+    stateMemoryLimitBytes: options.stateMemoryLimitBytes,
   }));
 }
 

@@ -54,4 +54,6 @@ export interface HostContext {
    * read costs about as much as handing a row to the next operator.
    */
   passNow(): number;
+  /** Fails a task if the host's stateful tasks hold more state than the query allows (see StateMemoryLimit). */
+  checkStateMemory(): void;
 }

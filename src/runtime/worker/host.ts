@@ -12,6 +12,7 @@ import type { HostMessage, HostSpec, StateCheckpointSpec } from '../messages.js'
 import { type Clock, clockFromSpec } from '../time/clock.js';
 import { PreciseTime } from '../time/precise-time.js';
 import type { HostContext } from './host-context.js';
+import { StateMemoryLimit, type TaskState } from './state-memory.js';
 import { Task } from './task.js';
 
 /** While busy, the host lets its event loop run (async sinks, timers) at least this often. */
@@ -62,6 +63,7 @@ export class Host implements HostContext {
   readonly bells: DoorbellTable;
   readonly bell: number;
   readonly tasks: Task[];
+  private readonly stateMemory: StateMemoryLimit;
   private readonly control: Int32Array;
   private current: Task | undefined;
   /** System clock time at the start of the host loop's current pass (see passNow). */
@@ -92,7 +94,22 @@ export class Host implements HostContext {
     this.state = spec.state;
     this.firstEpoch = spec.firstEpoch;
     this.control = new Int32Array(spec.control);
+    this.stateMemory = new StateMemoryLimit(spec.stateMemoryLimitBytes);
     this.tasks = spec.tasks.map((t) => new Task(this, t, plan, physical));
+    if (this.tasks.some((t) => t.stateHeld() !== null)) this.stateMemory.watch();
+  }
+
+  /**
+   * Fails the task holding the most state if this worker's stateful tasks hold more than the query
+   * allows (StateMemoryLimit): at each report (every progress interval) and each stateful epoch end.
+   */
+  checkStateMemory(): void {
+    const held: TaskState[] = [];
+    for (const t of this.tasks) {
+      const s = t.stateHeld();
+      if (s !== null) held.push(s);
+    }
+    if (held.length > 0) this.stateMemory.check(held);
   }
 
   scheduleNow(): number {
@@ -123,6 +140,7 @@ export class Host implements HostContext {
       if (gen !== reportGen) {
         reportGen = gen;
         this.report(gen);
+        this.checkStateMemory();
       }
       let progressed = false;
       let live = 0;
@@ -298,5 +316,6 @@ export class Host implements HostContext {
 
   dispose(): void {
     this.recorder.destroy();
+    this.stateMemory.close();
   }
 }

@@ -11,7 +11,7 @@ import type {
 } from '../../operators/contract.js';
 import { buildChain, isHolding, isStateful } from '../../operators/index.js';
 import { type EventTimeStats, WatermarkOperator } from '../../operators/watermark.js';
-import type { AnalyzedPlan } from '../../plan/analyze.js';
+import { type AnalyzedPlan, describeOperator } from '../../plan/analyze.js';
 import type { PhysicalPlan, StagePlan } from '../../plan/physical.js';
 import { FrameKind, frameKindName } from '../channel/frame-kind.js';
 import { TAG_KIND_MASK, tagArg } from '../channel/ring-layout.js';
@@ -25,6 +25,7 @@ import { RowProblems, TaskFailure } from './row-problems.js';
 import { ShuffleOutput } from './shuffle-output.js';
 import { createSinkRuntime } from './sink-factory.js';
 import { SinkOutput, type SinkTask } from './sink-output.js';
+import type { TaskState } from './state-memory.js';
 import type { TaskOutput } from './task-output.js';
 import { type SourceTask, TaskSource } from './task-source.js';
 import { openStateCheckpointer, wireInputs } from './task-wiring.js';
@@ -65,6 +66,8 @@ export class Task implements OperatorContext, SinkTask, SourceTask {
   private readonly heads: RowSink[];
   /** The stage's stateful operator, when it has one (it heads the chain). */
   private readonly stateful: StatefulOperator | null;
+  /** The stateful operator as errors name it (`aggregate#3`). */
+  private readonly statefulName: string;
   /** The stateful operator has work on idle ticks (timers fired by the wall clock). */
   private readonly ticking: boolean;
   private readonly watermarkOps: WatermarkOperator[];
@@ -123,6 +126,7 @@ export class Task implements OperatorContext, SinkTask, SourceTask {
     const ops = buildChain(stage.chain, this.output, this, plan);
     this.head = ops[0] ?? this.output;
     this.stateful = ops[0] !== undefined && isStateful(ops[0]) ? ops[0] : null;
+    this.statefulName = this.stateful === null ? '' : describeOperator(stage.chain[0]!);
     this.ticking = this.stateful?.tick !== undefined && !host.microBatch;
     ({ heads: this.heads, watermarks: this.watermarks } = wireInputs(
       plan,
@@ -462,6 +466,19 @@ export class Task implements OperatorContext, SinkTask, SourceTask {
       stateful.beforeCheckpoint?.();
       this.checkpointer.epochEnded(epoch);
     }
+    this.host.checkStateMemory();
+  }
+
+  /** What this task's stateful operator holds (null: it has none). */
+  stateHeld(): TaskState | null {
+    const stateful = this.stateful;
+    if (stateful === null) return null;
+    return {
+      operator: this.statefulName,
+      stage: this.stageId,
+      partition: this.partition,
+      bytes: stateful.stateCounters().memoryUsedBytes,
+    };
   }
 
   private checkpointFailed(): never {
