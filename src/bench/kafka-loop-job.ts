@@ -10,7 +10,10 @@ import { agg, defineJob, sinks, sources, window } from '../index.js';
  * Kafka timestamp, which the load generator sets to the row's scheduled time.
  *
  * Parameters: `brokers`, `inTopic`, `outTopic`, `case`, `fetchMaxWait` (ms, default 100),
- * `spinMicros` (default: the engine's).
+ * `spinMicros` (default: the engine's), `workers` (default 2).
+ *
+ * `millrace bench scale-out` (S1) runs the stateless case as a group: every member runs it, each
+ * of its tasks a query of its own.
  */
 export default defineJob((job) => {
   const brokers = job.param('brokers');
@@ -26,7 +29,11 @@ export default defineJob((job) => {
     }),
   );
   const out = sinks.kafka({ brokers, topic: job.param('outTopic') });
-  const options = { workers: 2, shufflePartitions: 2, ...(spinMicros >= 0 ? { spinMicros } : {}) };
+  const options = {
+    workers: job.param('workers', 2),
+    shufflePartitions: 2,
+    ...(spinMicros >= 0 ? { spinMicros } : {}),
+  };
   if (job.param('case', 'stateless') === 'stateless') {
     return payments
       .filter((p) => p.amount >= 0)

@@ -13,7 +13,7 @@ import { describeMachine, type MachineInfo, machineInfo } from './machine.js';
 import type { BenchIO } from './types.js';
 
 const BIN = fileURLToPath(new URL('../../../bin/millrace.js', import.meta.url));
-const JOB = fileURLToPath(new URL('./scale-out-job.js', import.meta.url));
+const JOB = fileURLToPath(new URL('./kafka-loop-job.js', import.meta.url));
 
 /** S1's target: the larger group's rate ÷ one process's. */
 export const S1_RATIO = 2.5;
@@ -195,6 +195,8 @@ async function runOnce(
       `inTopic=${topics.in}`,
       '-p',
       `outTopic=${topics.out}`,
+      '-p',
+      'case=stateless',
       '-p',
       `workers=${o.workers}`,
     ];
