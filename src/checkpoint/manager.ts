@@ -197,9 +197,10 @@ export class CheckpointManager {
 
   /**
    * Works out where the run starts, reading and checking what it needs: the last commit and its
-   * offsets (or an epoch the sink committed after them, to finish), a planned batch's offsets, the sources' own files, that every state partition has the
-   * files its restore reads (the workers read them), and — on a checkpoint that existed before this
-   * run (`resumed`) — a files sink's manifests. Writes nothing.
+   * offsets (or an epoch the sink committed after them, to finish), a planned batch's offsets,
+   * the sources' own files, that every state partition has the files its restore reads (the
+   * workers read them), and — on a checkpoint that existed before this run (`resumed`) — a files
+   * sink's manifests. Writes nothing: `open` writes the commit file of an epoch to finish.
    */
   private async recover(resumed: boolean): Promise<RecoveryPoint> {
     const plan = this.plan;

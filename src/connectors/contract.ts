@@ -228,6 +228,11 @@ export interface RepartitionStage {
   readonly task: number;
   /** The job's own sink: an exactly-once one makes the repartition writes transactional too. */
   readonly sink: SinkSpec;
+  /**
+   * The upstream stage's watermark input that the downstream stage declares again (the one nearest
+   * to the cut), which the repartition sink passes on; null when the stage has none.
+   */
+  readonly watermarkInput: number | null;
 }
 
 /** A member's hold on its group: it leaves (the others take its tasks at once). */

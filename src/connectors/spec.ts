@@ -187,6 +187,8 @@ export interface KafkaSinkSpec extends SinkSpecBase {
    * with the `millrace-watermark` header and no value. Absent for the sinks users make.
    */
   readonly watermarkPartitions?: number;
+  /** The task's watermark input it passes on (see RepartitionStage.watermarkInput). */
+  readonly watermarkInput?: number;
 }
 
 export type SinkSpec =

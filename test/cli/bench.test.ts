@@ -45,6 +45,7 @@ describe('millrace bench: the command line', () => {
       ['checkpoint', [/--interval/, /--restart-for/]],
       ['idle', [/--warmup/]],
       ['scale-out', [/--processes N/, /--kafka BROKERS/]],
+      ['overload', [/--slowdown N/, /--sample D/]],
     ] as const) {
       const t = fakeIO();
       assert.equal(await runBench([scenario, '--help'], t.io), ExitCode.OK, scenario);

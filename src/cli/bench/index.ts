@@ -11,6 +11,7 @@ import {
   renderStreamStaticJoinReport,
   renderWindowedCountReport,
 } from '../../bench/millrace-report.js';
+import { renderOverloadReport, runOverload } from '../../bench/overload.js';
 import { renderIdleReport, renderStatelessReport } from '../../bench/report.js';
 import { renderScaleOutReport, runScaleOut } from '../../bench/scale-out.js';
 import { runStateless } from '../../bench/stateless.js';
@@ -20,6 +21,7 @@ import { reportError, wantsStacks } from '../error-report.js';
 import type { CliIO } from '../io.js';
 import { ExitCode } from '../io.js';
 import { UsageError } from './options.js';
+import { OVERLOAD_USAGE, parseOverloadArgs } from './overload-args.js';
 import { parseScaleOutArgs, SCALE_OUT_USAGE } from './scale-out-args.js';
 import {
   ARROW_UDF_USAGE,
@@ -63,6 +65,8 @@ Scenarios:
   arrow-udf   latency and sustainable throughput of a 16-feature dot product as an Arrow UDF by
               batch size (arrowMaxRecordsPerBatch 1 … 10 000), beside the same score per row
               (Millrace only, real-time mode; no target)
+  overload    M1: a source 10 × faster than its sink: memory stays bounded, nothing is lost, the
+              time backpressure held the source is reported
   scale-out   S1: a stateless job run by a group of processes (millrace run --group) against one
               process, Kafka at both ends (--kafka brokers)
 
@@ -137,6 +141,14 @@ const SCENARIOS: Record<string, Scenario> = {
       const options = parseArrowUdfArgs(args);
       const result = await runArrowUdf(options, io, signal);
       io.out(options.json ? `${JSON.stringify(result, null, 2)}\n` : renderArrowUdfReport(result));
+    },
+  },
+  overload: {
+    usage: OVERLOAD_USAGE,
+    async run(args, io, signal) {
+      const options = parseOverloadArgs(args);
+      const result = await runOverload(options, io, signal);
+      io.out(options.json ? `${JSON.stringify(result, null, 2)}\n` : renderOverloadReport(result));
     },
   },
   'scale-out': {

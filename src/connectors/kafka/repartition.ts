@@ -43,7 +43,12 @@ export function repartitionEnds(
     client: spec.client,
   });
   return {
-    sink: Object.freeze({ ...sink, watermarkPartitions: stage.partitions }),
+    sink: Object.freeze({
+      ...sink,
+      ...(stage.watermarkInput === null
+        ? {}
+        : { watermarkPartitions: stage.partitions, watermarkInput: stage.watermarkInput }),
+    }),
     source: Object.freeze({
       ...source,
       topicPartitions: [[stage.topic, stage.task] as const],

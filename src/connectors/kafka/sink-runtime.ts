@@ -82,8 +82,7 @@ export class KafkaSinkRuntime implements SinkRuntime {
   private reportFailure: (error: Error) => void = () => {};
   /** Exactly-once: the consumer group whose offset records the epochs committed (per query and partition). */
   private readonly epochsGroup: string;
-  /** A repartition sink: the watermark input it passes on (the last one heard) and its value. */
-  private watermarkInput = -1;
+  /** A repartition sink: the value of the watermark it passes on. */
   private watermarkValue = Number.NEGATIVE_INFINITY;
 
   constructor(
@@ -195,18 +194,9 @@ export class KafkaSinkRuntime implements SinkRuntime {
     return undefined;
   }
 
-  /**
-   * A repartition sink passes on the watermark declared nearest to the cut: the stage's plan is one
-   * chain (a group refuses unions and joins next to a keyed operator), so that is its last input.
-   */
+  /** A repartition sink passes on the watermark the downstream stage declares again. */
   watermark(input: number, value: number): void {
-    if (this.spec.watermarkPartitions === undefined) return;
-    if (input > this.watermarkInput) {
-      this.watermarkInput = input;
-      this.watermarkValue = value;
-    } else if (input === this.watermarkInput && value > this.watermarkValue) {
-      this.watermarkValue = value;
-    }
+    if (input === this.spec.watermarkInput && value > this.watermarkValue) this.watermarkValue = value;
   }
 
   /**

@@ -34,6 +34,8 @@ export interface CutPoint {
   readonly source: SourceSpec;
   /** The watermark declared below the cut, nearest to it, declared again above it. */
   readonly watermark: WatermarkNode | undefined;
+  /** Its watermark input in the plan below the cut (null: none). */
+  readonly watermarkInput: number | null;
 }
 
 const KEYED = [...STATEFUL_KINDS, 'repartition'];
@@ -79,7 +81,15 @@ export function findCut(definition: QueryDefinition): CutPoint | null {
   const source = below.at(-1);
   if (source?.kind !== 'source') throw new Error('internal: a plan chain ends at its source');
   const watermark = below.find((n): n is WatermarkNode => n.kind === 'watermark');
-  return { keyed, key, source: source.source, watermark };
+  // Inputs are numbered from the source up: the watermark nearest to the cut is the last.
+  const watermarks = below.filter((n) => n.kind === 'watermark').length;
+  return {
+    keyed,
+    key,
+    source: source.source,
+    watermark,
+    watermarkInput: watermarks > 0 ? watermarks - 1 : null,
+  };
 }
 
 const keyedAtOrBelow = (node: LogicalNode): boolean =>
@@ -111,6 +121,7 @@ export function cutPlan(definition: QueryDefinition, cut: PlanCut): QueryDefinit
     partitions: cut.partitions,
     task: cut.task,
     sink: definition.sink,
+    watermarkInput: point.watermarkInput,
   });
   const { keyed } = point;
   if (cut.stage === 0) {
