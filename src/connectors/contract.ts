@@ -151,9 +151,9 @@ export interface TaskDecoder {
   /**
    * The watermark a record carries instead of a row (a repartition topic's watermark records,
    * docs/scale-out.md), or undefined for a row. It counts for the `withWatermark` that reads the
-   * source directly, as a value of a partition upstream does.
+   * source directly, as a value of a partition upstream does. `now`: the query's clock.
    */
-  watermark?(raw: unknown): number | undefined;
+  watermark?(raw: unknown, now: number): number | undefined;
   /** Where a record `decode` refused goes besides the query's dead letters; the task waits for it. */
   deadLetter?(raw: unknown, error: unknown): Promise<unknown>;
   /** The task ends. */
@@ -233,6 +233,8 @@ export interface RepartitionStage {
    * to the cut), which the repartition sink passes on; null when the stage has none.
    */
   readonly watermarkInput: number | null;
+  /** That watermark's `idleTimeout` (ms), or undefined: how long a silent upstream task holds the watermark back. */
+  readonly watermarkIdleMs: number | undefined;
 }
 
 /** A member's hold on its group: it leaves (the others take its tasks at once). */

@@ -92,9 +92,10 @@ export interface KafkaSourceSpec<T = unknown> extends SourceSpecBase<T> {
   readonly decode: (raw: RawKafkaRecord) => unknown;
   /**
    * A group's repartition source: records with the `millrace-watermark` header are watermarks of
-   * this many upstream tasks, not rows; the watermark is the least of theirs.
+   * `senders` upstream tasks, not rows; the watermark is the least of theirs, those silent
+   * `idleMs` after the first record left out.
    */
-  readonly watermarkSenders?: number;
+  readonly watermarkRecords?: { readonly senders: number; readonly idleMs: number | undefined };
 }
 
 export type SourceSpec<T = any> =

@@ -25,8 +25,8 @@ describe('watermarks across the repartition topic of a group', () => {
 
   before(async () => {
     broker = await TestBroker.start({ autoCreateTopics: false });
-    broker.createTopic('in', 6);
-    broker.createTopic('out', 3);
+    for (const topic of ['in', 'sparse']) broker.createTopic(topic, 6);
+    for (const topic of ['out', 'sparse-out']) broker.createTopic(topic, 3);
     producer = kafkaClient(broker.bootstrap).producer({ idempotent: true });
     await producer.connect();
   });
@@ -36,17 +36,46 @@ describe('watermarks across the repartition topic of a group', () => {
     await broker?.close();
   });
 
-  const send = (payments: Payment[]) =>
+  /** Payment `amount` goes to partition `amount % partitions` of `topic`. */
+  const send = (payments: Payment[], topic: string, partitions: number) =>
     producer.send({
-      topic: 'in',
-      messages: payments.map((p) => ({ key: p.card, value: JSON.stringify(p), partition: p.amount % 6 })),
+      topic,
+      messages: payments.map((p) => ({
+        key: p.card,
+        value: JSON.stringify(p),
+        partition: p.amount % partitions,
+      })),
     });
 
-  /** The windows written to `out`, as a read_committed reader sees them: `card@start` → count. */
-  const windows = async () => {
+  /** Ten payments per card in the first 10-s window, over the first `partitions` partitions of `topic`. */
+  const firstWindow = (topic: string, partitions: number) =>
+    send(
+      Array.from({ length: CARDS * 10 }, (_, i) => ({
+        card: `c${i % CARDS}`,
+        amount: i,
+        ts: WINDOW_START + i * 10,
+      })),
+      topic,
+      partitions,
+    );
+
+  /** Then one card only, a minute later, over the same partitions. */
+  const oneCardLater = (topic: string, partitions: number) =>
+    send(
+      Array.from({ length: partitions }, (_, i) => ({
+        card: 'c0',
+        amount: i,
+        ts: WINDOW_START + 60_000 + i,
+      })),
+      topic,
+      partitions,
+    );
+
+  /** The windows written to `topic`, as a read_committed reader sees them: `card@start` → count. */
+  const windows = async (topic: string) => {
     const m = new Map<string, number>();
     for (const p of [0, 1, 2]) {
-      for (const r of await broker.records('out', p, { isolation: 'read_committed' })) {
+      for (const r of await broker.records(topic, p, { isolation: 'read_committed' })) {
         const row = JSON.parse(String(r.value)) as { card: string; window: { start: number }; n: number };
         const id = `${row.card}@${row.window.start}`;
         assert.equal(m.has(id), false, `window ${id} is written once`);
@@ -56,44 +85,51 @@ describe('watermarks across the repartition topic of a group', () => {
     return m;
   };
 
-  it("closes every card's window once one card's later rows move event time past it", async () => {
-    // Ten payments per card in the first 10-s window, over all six source partitions.
-    await send(
-      Array.from({ length: CARDS * 10 }, (_, i) => ({
-        card: `c${i % CARDS}`,
-        amount: i,
-        ts: WINDOW_START + i * 10,
-      })),
-    );
+  const everyFirstWindow = () =>
+    new Map(Array.from({ length: CARDS }, (_, c) => [`c${c}@${WINDOW_START}`, 10]));
+
+  /** One member of a fresh group counts `topic` into `topic-out`, or `out` for `in`, until every first window is out. */
+  async function countUntilClosed(topic: string, partitions: number, params: Record<string, string> = {}) {
+    const outTopic = topic === 'in' ? 'out' : `${topic}-out`;
+    await firstWindow(topic, partitions);
     const q = await startQuery(JOB, {
       params: {
         brokers: broker.bootstrap,
+        topic,
         case: 'count',
         outputMode: 'append',
-        outTopic: 'out',
+        outTopic,
         exactlyOnce: 'true',
         checkpointInterval: '200 ms',
+        ...params,
       },
       checkpointLocation: tempDir(),
-      group: { id: 'windows', sessionTimeout: 3000 },
+      group: { id: `windows-${topic}`, sessionTimeout: 3000 },
       metrics: false,
     });
     try {
-      // Then one card only, a minute later: its rows reach one task above the cut; the other
-      // tasks hear of the new event time through the watermark records alone.
-      await send(
-        Array.from({ length: 6 }, (_, i) => ({ card: 'c0', amount: i, ts: WINDOW_START + 60_000 + i })),
-      );
+      // The later card's rows reach one task above the cut; the other tasks hear of the new event
+      // time through the watermark records alone.
+      await oneCardLater(topic, partitions);
       await eventually(
         30_000,
         `the first window of all ${CARDS} cards written`,
-        async () => (await windows()).size >= CARDS,
+        async () => (await windows(outTopic)).size >= CARDS,
         (changed) => broker.onData(changed),
       );
     } finally {
       await q.stop();
     }
-    const expected = new Map(Array.from({ length: CARDS }, (_, c) => [`c${c}@${WINDOW_START}`, 10]));
-    assert.deepEqual(await windows(), expected);
+    return windows(outTopic);
+  }
+
+  it("closes every card's window once one card's later rows move event time past it", async () => {
+    assert.deepEqual(await countUntilClosed('in', 6), everyFirstWindow());
+  });
+
+  it("leaves out an upstream task whose partition has no rows once the watermark's idleTimeout passed", async () => {
+    // Three of the six partitions get rows: the tasks of the other three never write a watermark,
+    // and would hold every window open without the idle timeout.
+    assert.deepEqual(await countUntilClosed('sparse', 3, { idleTimeout: '1 second' }), everyFirstWindow());
   });
 });

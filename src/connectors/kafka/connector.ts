@@ -28,7 +28,8 @@ export const kafkaSourceConnector: SourceConnector<KafkaSourceSpec> = {
       close: () => void letters?.close(),
     };
     if (letters !== null) decoder.deadLetter = (raw, error) => letters.write(raw as RawKafkaRecord, error);
-    if (spec.watermarkSenders !== undefined) decoder.watermark = watermarkRecords(spec.watermarkSenders);
+    const records = spec.watermarkRecords;
+    if (records !== undefined) decoder.watermark = watermarkRecords(records.senders, records.idleMs);
     return decoder;
   },
   layout: {
@@ -43,17 +44,25 @@ export const kafkaSourceConnector: SourceConnector<KafkaSourceSpec> = {
  * Reads a repartition topic's watermark records: each upstream task's latest, and the least of
  * them once every one of the `senders` has written (−∞ before: one not heard from holds it back).
  * A row before an upstream task's record came before its watermark, so no row of any upstream
- * task is late by the least of them unless it was late by its own task's watermark.
+ * task is late by the least of them unless it was late by its own task's watermark. With an
+ * `idleMs` (the watermark's `idleTimeout`), the tasks still silent that long after the first
+ * record are left out, until they write.
  */
-function watermarkRecords(senders: number): (raw: unknown) => number | undefined {
+function watermarkRecords(
+  senders: number,
+  idleMs: number | undefined,
+): (raw: unknown, now: number) => number | undefined {
   const heard = new Map<string, number>();
-  return (raw) => {
+  let first = Number.NaN;
+  return (raw, now) => {
     const headers = (raw as RawKafkaRecord).headers;
     const value = headers[WATERMARK_HEADER];
     if (value === undefined) return undefined;
+    if (Number.isNaN(first)) first = now;
     const from = headers[WATERMARK_FROM_HEADER] ?? '';
     heard.set(from, Math.max(heard.get(from) ?? Number.NEGATIVE_INFINITY, Number(value)));
-    return heard.size < senders ? Number.NEGATIVE_INFINITY : Math.min(...heard.values());
+    const idle = idleMs !== undefined && now - first >= idleMs;
+    return heard.size < senders && !idle ? Number.NEGATIVE_INFINITY : Math.min(...heard.values());
   };
 }
 

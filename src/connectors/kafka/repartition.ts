@@ -53,7 +53,7 @@ export function repartitionEnds(
       ...source,
       topicPartitions: [[stage.topic, stage.task] as const],
       partitions: 1,
-      watermarkSenders: stage.partitions,
+      watermarkRecords: Object.freeze({ senders: stage.partitions, idleMs: stage.watermarkIdleMs }),
     }),
   };
 }

@@ -122,6 +122,7 @@ export function cutPlan(definition: QueryDefinition, cut: PlanCut): QueryDefinit
     task: cut.task,
     sink: definition.sink,
     watermarkInput: point.watermarkInput,
+    watermarkIdleMs: point.watermark?.idleTimeoutMs,
   });
   const { keyed } = point;
   if (cut.stage === 0) {

@@ -111,7 +111,7 @@ export class TaskSource {
     }
     let decoded: unknown;
     try {
-      const w = decoder.watermark?.(row);
+      const w = decoder.watermark?.(row, this.host.passNow());
       if (w !== undefined) {
         // A watermark record moves the position, and is no row read.
         this.rows--;
