@@ -48,8 +48,9 @@ export interface RestartPlan {
   /** The first epoch the run writes. */
   readonly nextEpoch: number;
   /**
-   * An epoch whose offsets were written but that did not commit (null: none). A micro-batch run
-   * redoes it with exactly those offsets; a real-time run reads on from the committed offsets.
+   * An epoch whose offsets were written but that did not commit (null: none). A restart redoes it
+   * with exactly those offsets, or finishes its commit when they were written at its commit and
+   * the sink committed it (CheckpointManager's recovery).
    */
   readonly redoEpoch: number | null;
   /** The state version restored: the state at the end of `resumeAfter` (0: empty state). */

@@ -194,8 +194,10 @@ function describeRestart(r: RestartPlan): string[] {
         ];
   if (r.redoEpoch !== null) {
     lines.push(
-      `epoch ${r.redoEpoch} has offsets but no commit: a micro-batch run redoes batch ${r.redoEpoch} ` +
-        'with exactly those offsets first; a real-time run reads on from the committed offsets',
+      `epoch ${r.redoEpoch} has offsets but no commit: a restart redoes epoch ${r.redoEpoch} over exactly ` +
+        'those offsets first — unless they were written at its commit (real-time mode) and the sink holds ' +
+        "its commit (a files sink's manifest, every exactly-once Kafka partition's record): then it " +
+        'writes the commit and goes on after the epoch',
     );
   }
   return lines;

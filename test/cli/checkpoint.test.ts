@@ -169,7 +169,10 @@ describe('millrace checkpoint inspect', () => {
     await logs.writeOffsets(2, (await logs.readOffsets(1))!);
     const r = await cli('checkpoint', 'inspect', dir);
     assert.equal(r.code, 0, r.stderr);
-    assert.match(r.stdout, /epoch 2 has offsets but no commit: a micro-batch run redoes batch 2/);
+    assert.match(
+      r.stdout,
+      /epoch 2 has offsets but no commit: a restart redoes epoch 2 over exactly those offsets/,
+    );
     assert.match(r.stdout, /a restart resumes after epoch 1/);
   });
 
