@@ -40,7 +40,10 @@ export function epochsGroupId(queryId: string, task: string | null, partition: n
 /**
  * Whether every partition of an exactly-once sink committed `epoch` (each records the epochs it
  * committed in its transactions, as the offset of its group): one that did not has its
- * transaction aborted by the next run's producer, and the epoch is to be redone.
+ * transaction aborted by the next run's producer, and the epoch is to be redone. Brokers that
+ * cannot say (unreachable) make it false: the epoch is redone, and its partitions, once they
+ * reach the brokers, drop its rows where they committed them (the sink's own errors say why they
+ * cannot).
  */
 export async function allCommitted(
   spec: KafkaSinkSpec,
@@ -57,6 +60,8 @@ export async function allCommitted(
       if (offset < epoch + 1) return false;
     }
     return true;
+  } catch {
+    return false;
   } finally {
     await admin.disconnect().catch(() => {});
   }
