@@ -7,6 +7,7 @@ import type { KafkaClientSettings } from '../plan/kafka-settings.js';
 import type { OutputMode } from '../plan/output-mode.js';
 import type {
   KafkaCodec,
+  KafkaLibrary,
   KafkaPartitioner,
   KafkaSubscription,
   RawKafkaRecord,
@@ -88,6 +89,8 @@ export interface KafkaSourceSpec<T = unknown> extends SourceSpecBase<T> {
   readonly fetchMaxWaitMs: number;
   readonly fetchMaxBytes: number;
   readonly client: KafkaClientSettings | undefined;
+  /** The client library the driver reads with (undefined: kafkajs). */
+  readonly library?: KafkaLibrary;
   /** Turns a record read by the driver into the row (throws when key or value cannot be decoded). */
   readonly decode: (raw: RawKafkaRecord) => unknown;
   /**

@@ -4,6 +4,7 @@ import { existsSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import type { Producer } from 'kafkajs';
+import { platformaticUnsupported } from '../../src/connectors/kafka/platformatic-membership.js';
 import {
   type KafkaRow,
   type MillraceError,
@@ -21,6 +22,12 @@ const job = new URL('../fixtures/jobs/kafka.js', import.meta.url);
 const tempDir = tempDirs('millrace-kafka-guarantees');
 
 const pay = (card: string, amount: number, ts = 0): Payment => ({ card, amount, ts });
+
+/** The client libraries a Kafka source reads with, each skipped with the reason where it cannot run. */
+const READERS = [
+  { library: 'kafkajs', skip: false },
+  { library: '@platformatic/kafka', skip: platformaticUnsupported() ?? false },
+] as const;
 
 /**
  * The next epoch `q` commits, as `once` gives it; rejects with the query's error as soon as it
@@ -219,156 +226,177 @@ describe('Kafka source and sink guarantees (test broker)', () => {
     assert.deepEqual(written, [a, b, b]);
   });
 
-  it('reads only committed transactions under read_committed, everything under read_uncommitted', async () => {
-    const input = topic(1);
-    const txProducer = kafkaClient(broker.bootstrap).producer({
-      transactionalId: `tx-${input}`,
-      maxInFlightRequests: 1,
-    });
-    await txProducer.connect();
-    try {
-      const aborted = await txProducer.transaction();
-      await aborted.send({ topic: input, messages: [{ value: JSON.stringify(pay('aborted', 1)) }] });
-      await aborted.abort();
-      const kept = await txProducer.transaction();
-      await kept.send({ topic: input, messages: [{ value: JSON.stringify(pay('kept', 2)) }] });
-      await kept.commit();
-    } finally {
-      await txProducer.disconnect();
-    }
-    for (const isolation of ['read_committed', 'read_uncommitted']) {
-      const q = await start({ topic: input, isolation });
-      await q.processAllAvailable();
-      await q.stop();
-      const cards = (q.sink('out').rows() as KafkaRow<Payment>[]).map((r) => r.value.card);
-      assert.deepEqual(cards, isolation === 'read_committed' ? ['kept'] : ['aborted', 'kept']);
-    }
-  });
+  // The source's reading, with each client library it can read with.
+  for (const { library, skip } of READERS) {
+    const on = library === 'kafkajs' ? '' : ` (read with ${library})`;
+    const read = (params: Record<string, string>, checkpoint?: string) =>
+      start({ ...params, library }, checkpoint);
 
-  it('offsets deleted before a restart fail it under failOnDataLoss, and are skipped and counted without', async () => {
-    const input = topic(1);
-    const checkpoint = tempDir();
-    await produce(input, [pay('a', 1)]);
-    const first = await start({ topic: input }, checkpoint);
-    await first.processAllAvailable();
-    await first.stop();
-    await produce(input, [pay('b', 2), pay('c', 3), pay('d', 4)]);
-    broker.deleteRecordsBefore(input, 0, 3);
-    const strict = await start({ topic: input }, checkpoint);
-    await assert.rejects(strict.awaitTermination(), (e: MillraceError) => {
-      assert.equal(e.code, 'SOURCE_DATA_LOST');
-      assert.match(e.message, new RegExp(`${input}-0 offsets 1 to 2 no longer exist`));
-      return true;
+    it(`reads only committed transactions under read_committed, everything under read_uncommitted${on}`, {
+      skip,
+    }, async () => {
+      const input = topic(1);
+      const txProducer = kafkaClient(broker.bootstrap).producer({
+        transactionalId: `tx-${input}`,
+        maxInFlightRequests: 1,
+      });
+      await txProducer.connect();
+      try {
+        const aborted = await txProducer.transaction();
+        await aborted.send({ topic: input, messages: [{ value: JSON.stringify(pay('aborted', 1)) }] });
+        await aborted.abort();
+        const kept = await txProducer.transaction();
+        await kept.send({ topic: input, messages: [{ value: JSON.stringify(pay('kept', 2)) }] });
+        await kept.commit();
+      } finally {
+        await txProducer.disconnect();
+      }
+      for (const isolation of ['read_committed', 'read_uncommitted']) {
+        const q = await read({ topic: input, isolation });
+        await q.processAllAvailable();
+        await q.stop();
+        const cards = (q.sink('out').rows() as KafkaRow<Payment>[]).map((r) => r.value.card);
+        assert.deepEqual(cards, isolation === 'read_committed' ? ['kept'] : ['aborted', 'kept']);
+      }
     });
-    const lenient = await start({ topic: input, failOnDataLoss: 'false' }, checkpoint);
-    try {
-      await lenient.processAllAvailable();
+
+    it(`offsets deleted before a restart fail it under failOnDataLoss, and are skipped and counted without${on}`, {
+      skip,
+    }, async () => {
+      const input = topic(1);
+      const checkpoint = tempDir();
+      await produce(input, [pay('a', 1)]);
+      const first = await read({ topic: input }, checkpoint);
+      await first.processAllAvailable();
+      await first.stop();
+      await produce(input, [pay('b', 2), pay('c', 3), pay('d', 4)]);
+      broker.deleteRecordsBefore(input, 0, 3);
+      const strict = await read({ topic: input }, checkpoint);
+      await assert.rejects(strict.awaitTermination(), (e: MillraceError) => {
+        assert.equal(e.code, 'SOURCE_DATA_LOST');
+        assert.match(e.message, new RegExp(`${input}-0 offsets 1 to 2 no longer exist`));
+        return true;
+      });
+      const lenient = await read({ topic: input, failOnDataLoss: 'false' }, checkpoint);
+      try {
+        await lenient.processAllAvailable();
+        assert.deepEqual(
+          (lenient.sink('out').rows() as KafkaRow<Payment>[]).map((r) => `${r.offset} ${r.value.card}`),
+          ['3 d'],
+        );
+        const progress = once(lenient, 'progress');
+        lenient.clock.advance(1000);
+        const [p] = (await progress) as [StreamingQueryProgress];
+        assert.equal(p.sources[0]!.metrics?.offsetsLost, 2);
+      } finally {
+        await lenient.stop();
+      }
+    });
+
+    it(`a topic deleted while the query runs fails it under failOnDataLoss${on}`, { skip }, async () => {
+      const input = topic(1);
+      // Its own producer: a kafkajs client that wrote to a deleted topic keeps asking for it.
+      const own = kafkaClient(broker.bootstrap).producer();
+      await own.connect();
+      await own.send({ topic: input, messages: [{ value: JSON.stringify(pay('a', 1)) }] });
+      await own.disconnect();
+      const q = await read({ topic: input });
+      await q.processAllAvailable();
+      broker.deleteTopic(input);
+      await assert.rejects(q.awaitTermination(), (e: MillraceError) => {
+        assert.equal(e.code, 'SOURCE_DATA_LOST');
+        assert.match(e.message, new RegExp(`${input}-0 no longer exists`));
+        return true;
+      });
+    });
+
+    it(`without failOnDataLoss, a deleted topic is dropped and counted, and the other topics go on${on}`, {
+      skip,
+    }, async () => {
+      const kept = topic(1);
+      const doomed = `${kept}-doomed`;
+      broker.createTopic(doomed, 1);
+      // Its own producer: a kafkajs client that wrote to a deleted topic keeps asking for it.
+      const own = kafkaClient(broker.bootstrap).producer();
+      await own.connect();
+      await own.send({ topic: doomed, messages: [{ value: JSON.stringify(pay('doomed', 1)) }] });
+      await own.disconnect();
+      await produce(kept, [pay('kept', 2)]);
+      const q = await read({ topicPattern: `^${kept}`, failOnDataLoss: 'false' });
+      try {
+        await q.processAllAvailable();
+        broker.deleteTopic(doomed);
+        await produce(kept, [pay('after', 3)]);
+        await q.processAllAvailable();
+        const cards = (q.sink('out').rows() as KafkaRow<Payment>[]).map((r) => r.value.card).sort();
+        assert.deepEqual(cards, ['after', 'doomed', 'kept']);
+        const progress = once(q, 'progress');
+        q.clock.advance(1000);
+        const [p] = (await progress) as [StreamingQueryProgress];
+        assert.equal(p.sources[0]!.metrics?.partitionsLost, 1);
+      } finally {
+        await q.stop();
+      }
+    });
+
+    it(`commits its offsets to groupId for monitoring, and resumes from its checkpoint whatever the group says${on}`, {
+      skip,
+    }, async () => {
+      const input = topic(2);
+      const checkpoint = tempDir();
+      await produce(input, [pay('a', 1), pay('b', 2)], 0);
+      await produce(input, [pay('c', 3)], 1);
+      // A committed epoch's offsets go to the group; stop() resolves once its own epoch's have.
+      const first = await read({ topic: input, groupId: 'monitor' }, checkpoint);
+      await first.processAllAvailable();
+      await first.stop();
+      assert.equal(broker.committedOffset('monitor', input, 0), 2);
+      assert.equal(broker.committedOffset('monitor', input, 1), 1);
+      const admin = kafkaClient(broker.bootstrap).admin();
+      await admin.connect();
+      await admin.setOffsets({
+        groupId: 'monitor',
+        topic: input,
+        partitions: [{ partition: 0, offset: '0' }],
+      });
+      await admin.disconnect();
+      await produce(input, [pay('d', 4)], 0);
+      const second = await read({ topic: input, groupId: 'monitor' }, checkpoint);
+      try {
+        await second.processAllAvailable();
+        assert.deepEqual(
+          (second.sink('out').rows() as KafkaRow<Payment>[]).map((r) => r.value.card),
+          ['d'],
+        );
+      } finally {
+        await second.stop();
+      }
+    });
+
+    it(`a broker restart mid-stream loses nothing and writes nothing twice (source and sink)${on}`, {
+      skip,
+    }, async () => {
+      const input = topic(1);
+      const output = topic(1);
+      await produce(input, [pay('a', 1)]);
+      const q = await read({ topic: input, outTopic: output, case: 'copy' });
+      try {
+        await q.processAllAvailable();
+        await broker.stop();
+        await broker.start();
+        await produce(input, [pay('b', 2)]);
+        broker.dropConnections();
+        await produce(input, [pay('c', 3)]);
+        await q.processAllAvailable();
+      } finally {
+        await q.stop();
+      }
       assert.deepEqual(
-        (lenient.sink('out').rows() as KafkaRow<Payment>[]).map((r) => `${r.offset} ${r.value.card}`),
-        ['3 d'],
+        await values(output, 1),
+        ['a', 'b', 'c'].map((c, i) => JSON.stringify(pay(c, i + 1))),
       );
-      const progress = once(lenient, 'progress');
-      lenient.clock.advance(1000);
-      const [p] = (await progress) as [StreamingQueryProgress];
-      assert.equal(p.sources[0]!.metrics?.offsetsLost, 2);
-    } finally {
-      await lenient.stop();
-    }
-  });
-
-  it('a topic deleted while the query runs fails it under failOnDataLoss', async () => {
-    const input = topic(1);
-    // Its own producer: a kafkajs client that wrote to a deleted topic keeps asking for it.
-    const own = kafkaClient(broker.bootstrap).producer();
-    await own.connect();
-    await own.send({ topic: input, messages: [{ value: JSON.stringify(pay('a', 1)) }] });
-    await own.disconnect();
-    const q = await start({ topic: input });
-    await q.processAllAvailable();
-    broker.deleteTopic(input);
-    await assert.rejects(q.awaitTermination(), (e: MillraceError) => {
-      assert.equal(e.code, 'SOURCE_DATA_LOST');
-      assert.match(e.message, new RegExp(`${input}-0 no longer exists`));
-      return true;
     });
-  });
-
-  it('without failOnDataLoss, a deleted topic is dropped and counted, and the other topics go on', async () => {
-    const kept = topic(1);
-    const doomed = `${kept}-doomed`;
-    broker.createTopic(doomed, 1);
-    // Its own producer: a kafkajs client that wrote to a deleted topic keeps asking for it.
-    const own = kafkaClient(broker.bootstrap).producer();
-    await own.connect();
-    await own.send({ topic: doomed, messages: [{ value: JSON.stringify(pay('doomed', 1)) }] });
-    await own.disconnect();
-    await produce(kept, [pay('kept', 2)]);
-    const q = await start({ topicPattern: `^${kept}`, failOnDataLoss: 'false' });
-    try {
-      await q.processAllAvailable();
-      broker.deleteTopic(doomed);
-      await produce(kept, [pay('after', 3)]);
-      await q.processAllAvailable();
-      const cards = (q.sink('out').rows() as KafkaRow<Payment>[]).map((r) => r.value.card).sort();
-      assert.deepEqual(cards, ['after', 'doomed', 'kept']);
-      const progress = once(q, 'progress');
-      q.clock.advance(1000);
-      const [p] = (await progress) as [StreamingQueryProgress];
-      assert.equal(p.sources[0]!.metrics?.partitionsLost, 1);
-    } finally {
-      await q.stop();
-    }
-  });
-
-  it('commits its offsets to groupId for monitoring, and resumes from its checkpoint whatever the group says', async () => {
-    const input = topic(2);
-    const checkpoint = tempDir();
-    await produce(input, [pay('a', 1), pay('b', 2)], 0);
-    await produce(input, [pay('c', 3)], 1);
-    // A committed epoch's offsets go to the group; stop() resolves once its own epoch's have.
-    const first = await start({ topic: input, groupId: 'monitor' }, checkpoint);
-    await first.processAllAvailable();
-    await first.stop();
-    assert.equal(broker.committedOffset('monitor', input, 0), 2);
-    assert.equal(broker.committedOffset('monitor', input, 1), 1);
-    const admin = kafkaClient(broker.bootstrap).admin();
-    await admin.connect();
-    await admin.setOffsets({ groupId: 'monitor', topic: input, partitions: [{ partition: 0, offset: '0' }] });
-    await admin.disconnect();
-    await produce(input, [pay('d', 4)], 0);
-    const second = await start({ topic: input, groupId: 'monitor' }, checkpoint);
-    try {
-      await second.processAllAvailable();
-      assert.deepEqual(
-        (second.sink('out').rows() as KafkaRow<Payment>[]).map((r) => r.value.card),
-        ['d'],
-      );
-    } finally {
-      await second.stop();
-    }
-  });
-
-  it('a broker restart mid-stream loses nothing and writes nothing twice (source and sink)', async () => {
-    const input = topic(1);
-    const output = topic(1);
-    await produce(input, [pay('a', 1)]);
-    const q = await start({ topic: input, outTopic: output, case: 'copy' });
-    try {
-      await q.processAllAvailable();
-      await broker.stop();
-      await broker.start();
-      await produce(input, [pay('b', 2)]);
-      broker.dropConnections();
-      await produce(input, [pay('c', 3)]);
-      await q.processAllAvailable();
-    } finally {
-      await q.stop();
-    }
-    assert.deepEqual(
-      await values(output, 1),
-      ['a', 'b', 'c'].map((c, i) => JSON.stringify(pay(c, i + 1))),
-    );
-  });
+  }
 
   it('exactly-once: dropped connections mid-epoch are retried inside the transaction, each row once', async () => {
     const input = topic(1);

@@ -1,5 +1,5 @@
-import type { InternalCluster } from './client.js';
 import type { TopicPartition } from './layout.js';
+import type { KafkaReader } from './reader.js';
 
 /**
  * Commits a Kafka source's committed offsets to a consumer group (`groupId`), for lag monitoring
@@ -17,7 +17,7 @@ export class GroupOffsets {
   constructor(
     private readonly groupId: string,
     private readonly partitions: readonly TopicPartition[],
-    private readonly cluster: () => InternalCluster | null,
+    private readonly reader: () => KafkaReader | null,
   ) {}
 
   /** An epoch committed with the source at these offsets (per source partition). */
@@ -41,20 +41,12 @@ export class GroupOffsets {
       while (this.waiting !== null) {
         const offsets = this.waiting;
         this.waiting = null;
-        const cluster = this.cluster();
-        if (cluster === null) return;
-        const byTopic = new Map<string, { partition: number; offset: string }[]>();
-        this.partitions.forEach(([topic, partition], p) => {
-          if (!byTopic.has(topic)) byTopic.set(topic, []);
-          byTopic.get(topic)!.push({ partition, offset: String(offsets[p] ?? 0) });
-        });
-        const coordinator = await cluster.findGroupCoordinator({ groupId: this.groupId });
-        await coordinator.offsetCommit({
-          groupId: this.groupId,
-          groupGenerationId: -1,
-          memberId: '',
-          topics: [...byTopic].map(([topic, partitions]) => ({ topic, partitions })),
-        });
+        const reader = this.reader();
+        if (reader === null) return;
+        await reader.commitOffsets(
+          this.groupId,
+          this.partitions.map(([topic, partition], p) => ({ topic, partition, offset: offsets[p] ?? 0 })),
+        );
       }
     } catch {
       // Monitoring only: the next committed epoch tries again.

@@ -1,7 +1,8 @@
 import { ErrorCode, MillraceError } from '../../errors.js';
 import { resolvedLayout } from '../layouts.js';
 import type { KafkaSourceSpec } from '../spec.js';
-import { internalCluster, kafkaClient, READ_UNCOMMITTED } from './client.js';
+import { readFailed } from './reader.js';
+import { kafkaReader } from './readers.js';
 import type { KafkaSubscription, TopicPartition } from './types.js';
 
 export type { KafkaSubscription, TopicPartition } from './types.js';
@@ -24,18 +25,19 @@ export function kafkaLayout(key: string): readonly TopicPartition[] | undefined 
  * the same topics always give the same source partitions.
  */
 export async function resolveKafkaLayout(spec: KafkaSourceSpec): Promise<TopicPartition[]> {
-  const cluster = internalCluster(kafkaClient(spec.brokers, spec.client), READ_UNCOMMITTED);
+  const reader = kafkaReader({
+    brokers: spec.brokers,
+    client: spec.client,
+    library: spec.library ?? 'kafkajs',
+    isolationLevel: 'read_uncommitted',
+  });
   try {
-    await cluster.connect();
-    const all = (await (cluster as unknown as ClusterMetadata).metadata({ topics: [] })).topicMetadata;
-    const byName = new Map(all.map((t) => [t.topic, t]));
+    await reader.connect([]);
+    const byName = await reader.topicPartitions();
     let topics: string[];
     if ('pattern' in spec.subscription) {
       const pattern = spec.subscription.pattern;
-      topics = all
-        .map((t) => t.topic)
-        .filter((t) => !t.startsWith('__') && pattern.test(t))
-        .sort();
+      topics = [...byName.keys()].filter((t) => !t.startsWith('__') && pattern.test(t)).sort();
       if (topics.length === 0) {
         throw new MillraceError(
           ErrorCode.SOURCE_READ_FAILED,
@@ -54,28 +56,12 @@ export async function resolveKafkaLayout(spec: KafkaSourceSpec): Promise<TopicPa
       }
     }
     const partitions: TopicPartition[] = [];
-    for (const topic of topics) {
-      const ids = byName
-        .get(topic)!
-        .partitionMetadata.map((p) => p.partitionId)
-        .sort((a, b) => a - b);
-      for (const id of ids) partitions.push([topic, id]);
-    }
+    for (const topic of topics) for (const id of byName.get(topic)!) partitions.push([topic, id]);
     return partitions;
   } catch (e) {
     if (e instanceof MillraceError) throw e;
-    throw new MillraceError(
-      ErrorCode.SOURCE_READ_FAILED,
-      `${spec.description}: cannot read the topics' metadata from ${spec.brokers.join(',')}: ${(e as Error).message}`,
-      { cause: e },
-    );
+    throw readFailed(spec.description, spec.brokers, "cannot read the topics' metadata", e);
   } finally {
-    await cluster.disconnect().catch(() => {});
+    await reader.disconnect();
   }
-}
-
-interface ClusterMetadata {
-  metadata(args: { topics: string[] }): Promise<{
-    topicMetadata: { topic: string; partitionMetadata: { partitionId: number }[] }[];
-  }>;
 }

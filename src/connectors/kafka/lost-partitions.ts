@@ -1,22 +1,18 @@
-import type { Admin, Kafka } from 'kafkajs';
 import { ErrorCode, MillraceError } from '../../errors.js';
 import type { KafkaSourceSpec } from '../spec.js';
-import type { InternalCluster } from './client.js';
 import type { PartitionFeed } from './partition-feed.js';
+import type { KafkaReader } from './reader.js';
 
 /**
  * A Kafka source's partitions the brokers no longer have (a deleted topic), found by asking them
- * through an admin client when a request fails with `UNKNOWN_TOPIC_OR_PARTITION`. They fail the
+ * for every topic's partitions when a request fails for an unknown topic or partition. They fail the
  * query under `failOnDataLoss`, or are read no more and counted.
  */
 export class LostPartitions {
-  private admin: Promise<Admin> | null = null;
-
   constructor(
     private readonly spec: KafkaSourceSpec,
     private readonly feeds: readonly PartitionFeed[],
-    private readonly kafka: Kafka,
-    private readonly cluster: () => InternalCluster | null,
+    private readonly reader: KafkaReader,
     private readonly failed: (e: unknown) => void,
     /** Called once partitions were dropped: `caughtUp` calls may wait for them no more. */
     private readonly dropped: () => void,
@@ -43,44 +39,23 @@ export class LostPartitions {
       return true;
     }
     for (const f of missing) f.drop();
-    // kafkajs keeps asking for the metadata of every topic it was told of; a deleted one would
-    // fail each refresh.
-    const targets = (this.cluster() as unknown as { targetTopics?: Set<string> }).targetTopics;
     for (const t of new Set(missing.map((f) => f.topic))) {
-      if (this.feeds.every((f) => f.topic !== t || f.gone)) targets?.delete(t);
+      if (this.feeds.every((f) => f.topic !== t || f.gone)) this.reader.forget(t);
     }
     this.dropped();
     return true;
   }
 
-  /** Closes the admin client, if one was needed. */
-  async close(): Promise<void> {
-    await (await this.admin?.catch(() => null))?.disconnect().catch(() => {});
-  }
-
   /** Every topic-partition the brokers know now (null when they cannot be asked). */
   private async existingPartitions(): Promise<Set<string> | null> {
     try {
-      const admin = await this.adminClient();
-      const names = new Set(await admin.listTopics());
-      const wanted = [...new Set(this.feeds.map((f) => f.topic))].filter((t) => names.has(t));
       const out = new Set<string>();
-      if (wanted.length === 0) return out;
-      for (const t of (await admin.fetchTopicMetadata({ topics: wanted })).topics) {
-        for (const p of t.partitions) out.add(`${t.name}\u0000${p.partitionId}`);
+      for (const [topic, partitions] of await this.reader.topicPartitions()) {
+        for (const p of partitions) out.add(`${topic}\u0000${p}`);
       }
       return out;
     } catch {
       return null;
     }
-  }
-
-  private adminClient(): Promise<Admin> {
-    this.admin ??= (async () => {
-      const admin = this.kafka.admin();
-      await admin.connect();
-      return admin;
-    })();
-    return this.admin;
   }
 }

@@ -1,8 +1,8 @@
 import { ErrorCode, MillraceError } from '../../errors.js';
 import type { FeedPort } from '../contract.js';
 import type { KafkaSourceSpec } from '../spec.js';
-import { type FetchedPartition, kafkaBatch } from './client.js';
 import { headersOf } from './codec.js';
+import type { ReadPartition } from './reader.js';
 import type { RawKafkaRecord } from './source.js';
 
 /** An epoch's end at one partition: write `BATCH(epoch, end)` once the rows before `end` are written. */
@@ -80,23 +80,22 @@ export class PartitionFeed {
    * Sends a fetched partition's records (up to the next batch end in micro-batch mode); true when
    * the fetch held any.
    */
-  take(part: FetchedPartition, live: boolean): boolean {
+  take(part: ReadPartition, live: boolean): boolean {
     const topic = this.topic;
     const from = this.position;
-    const batch = kafkaBatch(topic, String(from), part);
     const writer = this.writer;
-    const stable = Number(
-      this.spec.isolationLevel === 'read_committed'
-        ? (part.lastStableOffset ?? part.highWatermark)
-        : part.highWatermark,
-    );
+    const stable =
+      this.spec.isolationLevel === 'read_committed' && part.lastStableOffset >= 0
+        ? part.lastStableOffset
+        : part.highWatermark;
     if (stable > this.latest) this.latest = stable;
     // Micro-batch: rows at or past the batch's end belong to the next batch, fetched again then.
     const limit = live ? Number.POSITIVE_INFINITY : (this.ends[0]?.end ?? from);
-    let next = batch.isEmptyIncludingFiltered() ? from : Number(batch.lastOffset()) + 1;
+    const empty = part.next === null;
+    let next = part.next ?? from;
     if (next > limit) next = limit;
     const now = this.now();
-    for (const m of batch.messages) {
+    for (const m of part.messages) {
       const offset = Number(m.offset);
       if (offset >= limit) break;
       this.writeEndsBefore(offset);
@@ -124,11 +123,11 @@ export class PartitionFeed {
     // Offsets up to the stable end hold nothing readable when the fetch came back empty (compacted
     // or filtered away): a batch ending there is complete.
     const end = this.ends[0]?.end;
-    if (batch.isEmptyIncludingFiltered() && end !== undefined && stable >= end && next < end) next = end;
+    if (empty && end !== undefined && stable >= end && next < end) next = end;
     this.position = Math.max(from, next);
     this.writeDueEnds();
     writer.publish();
-    return batch.messages.length > 0;
+    return part.messages.length > 0;
   }
 
   /** The topic was deleted: read no more, and the epochs waiting for its rows end. */

@@ -1,19 +1,19 @@
-import type { Kafka } from 'kafkajs';
-import { ErrorCode, MillraceError } from '../../errors.js';
+import type { MillraceError } from '../../errors.js';
 import type { DriverFeed, FeedContext } from '../contract.js';
 import type { KafkaSourceSpec } from '../spec.js';
-import {
-  type FetchedPartition,
-  type InternalCluster,
-  internalCluster,
-  kafkaClient,
-  READ_COMMITTED,
-  READ_UNCOMMITTED,
-} from './client.js';
 import { GroupOffsets } from './group-offsets.js';
 import type { TopicPartition } from './layout.js';
 import { LostPartitions } from './lost-partitions.js';
 import { PartitionFeed } from './partition-feed.js';
+import {
+  asReadFailure,
+  type KafkaReader,
+  type PartitionRef,
+  partitionKey,
+  type ReadPartition,
+  readFailed,
+} from './reader.js';
+import { kafkaReader } from './readers.js';
 
 /** How long the end of a query waits for its last group commit. */
 const DISPOSE_WAIT_MS = 5000;
@@ -34,14 +34,15 @@ const RETRY_FOR_MS = 30_000;
  *
  * Each partition's offsets, and the rows and markers written to its ring, are kept by its
  * {@link PartitionFeed}; partitions whose topic was deleted are found by {@link LostPartitions}.
+ * The brokers are talked to through a {@link KafkaReader}, on the client library the source names.
  */
 export class KafkaSourceFeed implements DriverFeed {
   onData: (() => void) | undefined;
   private readonly partitions: readonly TopicPartition[];
   /** One per source partition, in order. */
   private readonly feeds: readonly PartitionFeed[];
-  private readonly kafka: Kafka;
-  private cluster: InternalCluster | null = null;
+  private readonly reader: KafkaReader;
+  private connected = false;
   private live = false;
   private closed = false;
   private failed: (e: unknown) => void = () => {};
@@ -65,14 +66,20 @@ export class KafkaSourceFeed implements DriverFeed {
     this.feeds = this.partitions.map(
       ([t, kp], p) => new PartitionFeed(spec, t, kp, context.ports[p]!, context.now),
     );
-    this.kafka = kafkaClient(spec.brokers, spec.client);
+    this.reader = kafkaReader({
+      brokers: spec.brokers,
+      client: spec.client,
+      library: spec.library ?? 'kafkajs',
+      isolationLevel: spec.isolationLevel,
+    });
     this.groupOffsets =
-      spec.groupId === undefined ? null : new GroupOffsets(spec.groupId, this.partitions, () => this.cluster);
+      spec.groupId === undefined
+        ? null
+        : new GroupOffsets(spec.groupId, this.partitions, () => (this.connected ? this.reader : null));
     this.lostPartitions = new LostPartitions(
       spec,
       this.feeds,
-      this.kafka,
-      () => this.cluster,
+      this.reader,
       (e) => this.failed(e),
       () => this.settleCatchUps(),
     );
@@ -97,16 +104,12 @@ export class KafkaSourceFeed implements DriverFeed {
       this.close();
       failed(e);
     };
-    const isolation = this.spec.isolationLevel === 'read_committed' ? READ_COMMITTED : READ_UNCOMMITTED;
-    const cluster = internalCluster(this.kafka, isolation);
     try {
-      await cluster.connect();
-      await cluster.addMultipleTargetTopics([...new Set(this.partitions.map(([t]) => t))]);
+      await this.reader.connect(this.partitions.map(([t]) => t));
     } catch (e) {
-      await cluster.disconnect().catch(() => {});
       throw this.readFailed('cannot connect', e);
     }
-    this.cluster = cluster;
+    this.connected = true;
     if (this.closed) return;
     this.loops = this.runLoops();
   }
@@ -163,33 +166,19 @@ export class KafkaSourceFeed implements DriverFeed {
 
   /** Lists the partitions' latest offsets; true when any grew. */
   private async listLatest(): Promise<boolean> {
-    const cluster = this.cluster;
-    if (cluster === null || this.closed) return false;
-    // Asked again on each try: a partition found gone meanwhile is left out.
-    const request = () => {
-      const byTopic = new Map<string, { partition: number }[]>();
-      this.partitions.forEach(([t, kp], p) => {
-        if (this.feeds[p]!.gone) return;
-        if (!byTopic.has(t)) byTopic.set(t, []);
-        byTopic.get(t)!.push({ partition: kp });
-      });
-      return cluster.fetchTopicsOffset(
-        [...byTopic].map(([topic, partitions]) => ({ topic, partitions, fromBeginning: false })),
-      );
-    };
-    let offsets: Awaited<ReturnType<InternalCluster['fetchTopicsOffset']>>;
+    if (!this.connected || this.closed) return false;
+    let offsets: Map<string, number>;
     try {
-      offsets = await this.retrying(request);
+      // Asked again on each try: a partition found gone meanwhile is left out.
+      offsets = await this.retrying(() => this.reader.listOffsets(this.readable(), 'latest'));
     } catch (e) {
       if (this.closed) return false;
       throw this.readFailed('cannot list the latest offsets', e);
     }
     let grew = false;
-    for (const t of offsets) {
-      for (const { partition, offset } of t.partitions) {
-        const p = this.indexOf(t.topic, partition);
-        if (p >= 0 && this.feeds[p]!.listed(Number(offset))) grew = true;
-      }
+    for (const f of this.feeds) {
+      const offset = offsets.get(partitionKey(f.topic, f.partition));
+      if (offset !== undefined && !f.gone && f.listed(offset)) grew = true;
     }
     if (grew) this.onData?.();
     return grew;
@@ -235,9 +224,8 @@ export class KafkaSourceFeed implements DriverFeed {
       await Promise.race([commits, new Promise((r) => (timer = setTimeout(r, DISPOSE_WAIT_MS)))]);
       clearTimeout(timer);
     }
-    await this.cluster?.disconnect().catch(() => {});
+    await this.reader.disconnect();
     await this.loops?.catch(() => {});
-    await this.lostPartitions.close();
   }
 
   /** An epoch committed with the source at these offsets: with a `groupId`, they go to that group. */
@@ -253,14 +241,21 @@ export class KafkaSourceFeed implements DriverFeed {
     w?.();
   }
 
-  /** One fetch loop per leader broker; they are rebuilt when leadership moves or a fetch fails. */
+  /** One fetch loop per fetch target (a leader broker); rebuilt when leadership moves or a fetch fails. */
   private async runLoops(): Promise<void> {
     let failingSince = -1;
     let backoff = 50;
     while (!this.closed) {
       try {
-        const leaders = this.leaders();
-        await Promise.all([...leaders].map(([node, parts]) => this.fetchLoop(node, parts)));
+        const targets = await this.reader.fetchTargets(this.readable());
+        await Promise.all(
+          [...targets].map(([target, parts]) =>
+            this.fetchLoop(
+              target,
+              parts.map((r) => this.indexOf(r.topic, r.partition)),
+            ),
+          ),
+        );
         return;
       } catch (e) {
         if (this.closed) return;
@@ -278,35 +273,18 @@ export class KafkaSourceFeed implements DriverFeed {
         }
         await new Promise((r) => setTimeout(r, backoff));
         backoff = Math.min(1000, backoff * 2);
-        await this.cluster?.refreshMetadata().catch(() => {});
+        await this.reader.refreshMetadata();
       }
     }
   }
 
-  private leaders(): Map<string, number[]> {
-    const out = new Map<string, number[]>();
-    const byTopic = new Map<string, number[]>();
-    this.partitions.forEach(([t], p) => {
-      if (this.feeds[p]!.gone) return;
-      if (!byTopic.has(t)) byTopic.set(t, []);
-      byTopic.get(t)!.push(p);
-    });
-    for (const [topic, ps] of byTopic) {
-      const leaders = this.cluster!.findLeaderForPartitions(
-        topic,
-        ps.map((p) => this.partitions[p]![1]),
-      );
-      for (const [node, kafkaPartitions] of Object.entries(leaders)) {
-        if (!out.has(node)) out.set(node, []);
-        for (const kp of kafkaPartitions) out.get(node)!.push(this.indexOf(topic, kp));
-      }
-    }
-    return out;
+  /** The partitions still read (not gone). */
+  private readable(): PartitionRef[] {
+    return this.feeds.filter((f) => !f.gone).map(({ topic, partition }) => ({ topic, partition }));
   }
 
-  /** Fetches the partitions one broker leads until the feed closes; throws on any fetch error. */
-  private async fetchLoop(node: string, parts: readonly number[]): Promise<void> {
-    const broker = await this.cluster!.findBroker({ nodeId: node });
+  /** Fetches the partitions of one fetch target until the feed closes; throws on any fetch error. */
+  private async fetchLoop(target: string, parts: readonly number[]): Promise<void> {
     while (!this.closed) {
       const wanted = parts.filter((p) => this.feeds[p]!.wants(this.live));
       const ready = wanted.filter((p) => !this.feeds[p]!.blocked);
@@ -323,34 +301,24 @@ export class KafkaSourceFeed implements DriverFeed {
         });
         continue;
       }
-      const topics = new Map<string, { partition: number; fetchOffset: string; maxBytes: number }[]>();
-      for (const p of ready) {
-        const { topic, partition, position } = this.feeds[p]!;
-        if (!topics.has(topic)) topics.set(topic, []);
-        topics
-          .get(topic)!
-          .push({ partition, fetchOffset: String(position), maxBytes: this.spec.fetchMaxBytes });
-      }
-      const response = await broker.fetch({
-        replicaId: -1,
-        isolationLevel: this.spec.isolationLevel === 'read_committed' ? READ_COMMITTED : READ_UNCOMMITTED,
-        maxWaitTime: this.spec.fetchMaxWaitMs,
-        minBytes: 1,
+      const fetched = await this.reader.fetch(target, {
+        maxWaitMs: this.spec.fetchMaxWaitMs,
         maxBytes: this.spec.fetchMaxBytes * ready.length,
-        topics: [...topics].map(([topic, partitions]) => ({ topic, partitions })),
+        partitions: ready.map((p) => {
+          const { topic, partition, position } = this.feeds[p]!;
+          return { topic, partition, offset: position, maxBytes: this.spec.fetchMaxBytes };
+        }),
       });
       if (this.closed) return;
-      for (const t of response.responses) {
-        for (const part of t.partitions) {
-          const p = this.indexOf(t.topicName, part.partition);
-          if (p >= 0) this.take(p, part);
-        }
+      for (const part of fetched) {
+        const p = this.indexOf(part.topic, part.partition);
+        if (p >= 0) this.take(p, part);
       }
     }
   }
 
   /** Sends a fetched partition's records (up to the next batch end in micro-batch mode). */
-  private take(p: number, part: FetchedPartition): void {
+  private take(p: number, part: ReadPartition): void {
     const any = this.feeds[p]!.take(part, this.live);
     this.settleCatchUps();
     if (any && this.live) this.onData?.();
@@ -358,12 +326,12 @@ export class KafkaSourceFeed implements DriverFeed {
 
   /** Handles what a fetch failure says about the data; false when it is worth a retry. */
   private async handleFetchError(e: unknown): Promise<boolean> {
-    const err = e as { name?: string; type?: string; topic?: string; partition?: number };
-    if (err.name === 'KafkaJSOffsetOutOfRange' && err.topic !== undefined && err.partition !== undefined) {
-      await this.outOfRange(this.indexOf(err.topic, err.partition));
+    const failure = asReadFailure(e);
+    if (failure.kind === 'out-of-range' && failure.at !== undefined) {
+      await this.outOfRange(this.indexOf(failure.at.topic, failure.at.partition));
       return true;
     }
-    if (err.type === 'UNKNOWN_TOPIC_OR_PARTITION') return this.lostPartitions.drop();
+    if (failure.kind === 'unknown-topic') return this.lostPartitions.drop();
     return false;
   }
 
@@ -372,16 +340,12 @@ export class KafkaSourceFeed implements DriverFeed {
     if (p < 0) return;
     const feed = this.feeds[p]!;
     const { topic, partition } = feed;
-    const list = async (fromBeginning: boolean) =>
-      Number(
-        (
-          await this.retrying(() =>
-            this.cluster!.fetchTopicsOffset([{ topic, partitions: [{ partition }], fromBeginning }]),
-          )
-        )[0]!.partitions[0]!.offset,
-      );
-    const earliest = await list(true);
-    const latest = await list(false);
+    const list = async (at: 'earliest' | 'latest') =>
+      (await this.retrying(() => this.reader.listOffsets([{ topic, partition }], at))).get(
+        partitionKey(topic, partition),
+      ) ?? 0;
+    const earliest = await list('earliest');
+    const latest = await list('latest');
     const lost = feed.outOfRange(earliest, latest);
     if (lost !== null) this.failed(lost);
     else this.settleCatchUps();
@@ -400,16 +364,13 @@ export class KafkaSourceFeed implements DriverFeed {
         return await request();
       } catch (e) {
         if (this.closed || Date.now() - started > RETRY_FOR_MS) throw e;
-        if (
-          (e as { type?: string }).type === 'UNKNOWN_TOPIC_OR_PARTITION' &&
-          (await this.lostPartitions.drop())
-        ) {
+        if (asReadFailure(e).kind === 'unknown-topic' && (await this.lostPartitions.drop())) {
           if (this.closed) throw e;
           continue;
         }
         await new Promise((r) => setTimeout(r, backoff));
         backoff = Math.min(1000, backoff * 2);
-        await this.cluster?.refreshMetadata().catch(() => {});
+        await this.reader.refreshMetadata();
       }
     }
   }
@@ -419,10 +380,6 @@ export class KafkaSourceFeed implements DriverFeed {
   }
 
   private readFailed(what: string, cause: unknown): MillraceError {
-    return new MillraceError(
-      ErrorCode.SOURCE_READ_FAILED,
-      `${this.spec.description}: ${what} (${this.spec.brokers.join(',')}): ${(cause as Error).message}`,
-      { cause },
-    );
+    return readFailed(this.spec.description, this.spec.brokers, what, cause);
   }
 }

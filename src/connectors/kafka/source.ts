@@ -11,6 +11,9 @@ import {
   type KafkaEncoding,
 } from './codec.js';
 import { kafkaLayout, layoutKey } from './layout.js';
+import { platformaticSettings } from './platformatic-reader.js';
+import { checkLibrary } from './readers.js';
+import type { KafkaLibrary } from './types.js';
 
 /** A row of a Kafka source: the record, with its key and value decoded. */
 export interface KafkaRow<V = unknown, K = unknown> {
@@ -68,6 +71,12 @@ export interface KafkaSourceOptions {
   fetchMaxBytes?: number;
   /** kafkajs client settings: clientId, ssl, sasl, connectionTimeout, requestTimeout, retry, ... */
   client?: KafkaClientSettings;
+  /**
+   * The client library the driver reads with: `'kafkajs'` (default) or `'@platformatic/kafka'`
+   * (Node 22.22 and later). `client`'s clientId, ssl, sasl (plain, scram), connectionTimeout and
+   * requestTimeout apply to both.
+   */
+  library?: KafkaLibrary;
 }
 
 /**
@@ -135,6 +144,8 @@ export function kafkaSource<V = unknown, K = string>(
       throw invalidArgument(`${what}: ${k} must be a non-empty string`);
     }
   }
+  const library = checkLibrary(what, options.library);
+  if (library === '@platformatic/kafka') platformaticSettings(what, options.client);
   const valueOnly = options.valueOnly === true;
   const subscription = pattern !== undefined ? { pattern } : { topics: topics! };
   const key = layoutKey(brokers, subscription);
@@ -157,6 +168,7 @@ export function kafkaSource<V = unknown, K = string>(
     fetchMaxWaitMs,
     fetchMaxBytes,
     client: options.client,
+    ...(library === 'kafkajs' ? {} : { library }),
     maxRowsPerTrigger:
       options.maxOffsetsPerTrigger === undefined
         ? undefined

@@ -3,7 +3,8 @@ import { join } from 'node:path';
 import { readCheckedIfExists, writeFileAtomic } from '../../checkpoint/files.js';
 import { ErrorCode, MillraceError } from '../../errors.js';
 import type { KafkaSourceSpec } from '../spec.js';
-import { internalCluster, kafkaClient, READ_COMMITTED, READ_UNCOMMITTED } from './client.js';
+import { partitionKey, readFailed } from './reader.js';
+import { kafkaReader } from './readers.js';
 
 /** The file in a Kafka source's checkpoint directory that holds where its first run started. */
 const START_FILE = 'kafka-start';
@@ -48,43 +49,28 @@ async function readStart(path: string, spec: KafkaSourceSpec): Promise<number[] 
 
 /** Resolves `startingOffsets` against the brokers: −2 earliest, −1 latest, else the offset given. */
 async function resolveStart(spec: KafkaSourceSpec): Promise<number[]> {
-  const isolation = spec.isolationLevel === 'read_committed' ? READ_COMMITTED : READ_UNCOMMITTED;
-  const cluster = internalCluster(kafkaClient(spec.brokers, spec.client), isolation);
-  const partitions = spec.topicPartitions!;
+  const reader = kafkaReader({
+    brokers: spec.brokers,
+    client: spec.client,
+    library: spec.library ?? 'kafkajs',
+    isolationLevel: spec.isolationLevel,
+  });
+  const partitions = spec.topicPartitions!.map(([topic, partition]) => ({ topic, partition }));
   try {
-    await cluster.connect();
-    const topics = [...new Set(partitions.map(([t]) => t))];
-    await cluster.addMultipleTargetTopics(topics);
-    const list = async (fromBeginning: boolean) => {
-      const out = new Map<string, number>();
-      const res = await cluster.fetchTopicsOffset(
-        topics.map((topic) => ({
-          topic,
-          partitions: partitions.filter(([t]) => t === topic).map(([, partition]) => ({ partition })),
-          fromBeginning,
-        })),
-      );
-      for (const t of res)
-        for (const p of t.partitions) out.set(`${t.topic}\u0000${p.partition}`, Number(p.offset));
-      return out;
-    };
-    const earliest = await list(true);
-    const latest = await list(false);
+    await reader.connect(partitions.map((p) => p.topic));
+    const earliest = await reader.listOffsets(partitions, 'earliest');
+    const latest = await reader.listOffsets(partitions, 'latest');
     const given = spec.startingOffsets;
-    return partitions.map(([t, p]) => {
-      const key = `${t}\u0000${p}`;
+    return partitions.map(({ topic: t, partition: p }) => {
+      const key = partitionKey(t, p);
       const wanted = given === 'earliest' ? -2 : given === 'latest' ? -1 : (given[t]?.[String(p)] ?? -1);
       if (wanted === -2) return earliest.get(key) ?? 0;
       if (wanted === -1) return latest.get(key) ?? 0;
       return wanted;
     });
   } catch (e) {
-    throw new MillraceError(
-      ErrorCode.SOURCE_READ_FAILED,
-      `${spec.description}: cannot resolve startingOffsets on ${spec.brokers.join(',')}: ${(e as Error).message}`,
-      { cause: e },
-    );
+    throw readFailed(spec.description, spec.brokers, 'cannot resolve startingOffsets', e);
   } finally {
-    await cluster.disconnect().catch(() => {});
+    await reader.disconnect();
   }
 }

@@ -12,6 +12,9 @@ export type KafkaEncoder = (value: unknown) => Buffer | string | null;
 /** A named encoding or a user function (a decoder for sources, an encoder for sinks). */
 export type KafkaCodec = KafkaEncoding | ((value: never) => unknown);
 
+/** The Kafka client libraries a source reads with (`sources.kafka({ library })`). */
+export type KafkaLibrary = 'kafkajs' | '@platformatic/kafka';
+
 /** A Kafka partition a source partition reads: `[topic, partition]`. */
 export type TopicPartition = readonly [string, number];
 
