@@ -36,6 +36,12 @@ export interface FeedPort {
   endEpoch(epoch: number, end: number): boolean;
   /** Writes a marker the engine placed (barrier, flush probe, end of stream); opaque to sources. */
   marker(marker: FeedMarker): boolean;
+  /**
+   * Says whether the partition has input not sent yet (`behind`) or has sent all there is: a
+   * partition that is behind holds the query's watermark back (docs/semantics.md). A task starts
+   * out taking its partition for behind, so a feed says `false` once it has caught up.
+   */
+  backlog(behind: boolean): boolean;
   /** Makes what was written visible to the task. */
   publish(): void;
   /** A frame waits for space in the ring. */

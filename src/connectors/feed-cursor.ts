@@ -11,6 +11,8 @@ export interface CursorRows {
   write(port: FeedPort, offset: number): boolean;
   /** The cursor wants rows from `offset` on that are not available yet (a file to load). */
   need?(offset: number): void;
+  /** Whether rows exist past {@link available} that are still being read (a file not loaded yet). */
+  pending?(): boolean;
 }
 
 /** A marker to write once every row before `after` is written: the engine's, or an epoch's end. */
@@ -48,6 +50,10 @@ export class FeedCursor implements FeedCursorPort {
   private readonly markers: QueuedMarker[] = [];
   /** End of stream was written: nothing more is. */
   private ended = false;
+  /** The last marker is being written. */
+  private ending = false;
+  /** What the task was told of the backlog (it starts out taking the partition for behind). */
+  private toldBehind = true;
 
   constructor(
     private readonly port: FeedPort,
@@ -91,6 +97,8 @@ export class FeedCursor implements FeedCursorPort {
 
   /** The last marker: rows not written by now are left for the next run (they are replayable). */
   end(marker: FeedMarker): void {
+    // Nothing follows the last marker, not even what the cursor says of its backlog.
+    this.ending = true;
     this.markAt(this.sent, marker);
     this.ended = true;
     this.target = this.sent;
@@ -101,13 +109,21 @@ export class FeedCursor implements FeedCursorPort {
     return this.port.pendingFrames;
   }
 
-  /** Whether rows wait that the ring could take once it has space. */
+  /** Whether rows wait that the ring could take once it has space, or the task is to hear it caught up. */
   get waiting(): boolean {
-    return this.markers.length > 0 || (this.sent < this.target && this.sent < this.rows.available());
+    return (
+      this.markers.length > 0 ||
+      (this.sent < this.target && this.sent < this.rows.available()) ||
+      (this.toldBehind && !this.ending && !this.behind())
+    );
   }
 
-  /** Writes what it may: markers that are due, and rows while the port takes them. */
-  pump(): void {
+  /**
+   * Writes what it may: markers that are due, and rows while the port takes them; then, with
+   * `settle` and room in the ring, tells the task when it has caught up (a caller sending rows one
+   * at a time settles after the last, so the task hears of it once).
+   */
+  pump(settle = true): void {
     const w = this.port;
     const q = this.markers;
     for (;;) {
@@ -127,6 +143,7 @@ export class FeedCursor implements FeedCursorPort {
         break;
       }
       const stop = Math.min(end, available);
+      if (!this.ending) this.tellBacklog(true);
       while (this.sent < stop) {
         const offset = this.sent;
         const fitted = this.rows.write(w, offset);
@@ -134,6 +151,21 @@ export class FeedCursor implements FeedCursorPort {
         if (!fitted) break;
       }
     }
+    // Told only with room in the ring: a frame waiting outside it is the row, never this. The
+    // engine pumps again once the ring drains (see waiting).
+    if (settle && !this.ending && !w.blocked) this.tellBacklog(this.behind());
     w.publish();
+  }
+
+  /** Rows exist that are not in the ring yet. */
+  private behind(): boolean {
+    return this.sent < this.rows.available() || this.rows.pending?.() === true;
+  }
+
+  /** Tells the task whether rows wait that it has not been sent (only when that changed). */
+  private tellBacklog(behind: boolean): void {
+    if (behind === this.toldBehind) return;
+    this.toldBehind = behind;
+    this.port.backlog(behind);
   }
 }

@@ -71,6 +71,11 @@ export class WatermarkOperator implements RowSink {
     this.next.push(row);
   }
 
+  /** This partition's own watermark: the largest event time it saw − delay (−Infinity before any). */
+  get partitionWatermark(): number {
+    return this.max - this.delay;
+  }
+
   /** Event times since the last call. */
   takeStats(): EventTimeStats {
     const s = this.stats;

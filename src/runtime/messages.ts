@@ -158,6 +158,11 @@ export interface TaskCounters {
   readonly eventTime: EventTimeStats | null;
   /** Milliseconds spent waiting for space in an output ring. */
   readonly backpressureMs: number;
+  /**
+   * A task that runs a watermark operator: its own partition's watermark (largest event time it
+   * saw − delay; −Infinity before any) and whether the partition has input it has not read yet.
+   */
+  readonly partitionWatermark: { readonly value: number; readonly behind: boolean } | null;
 }
 
 export type HostMessage =

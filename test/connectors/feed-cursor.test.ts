@@ -25,18 +25,28 @@ function setup(ringBytes = 4096) {
   const ports = [new RingFeedPort(writer, 0)];
   const feed = new MemorySourceFeed(spec, { ports, now: () => precise.now(), microBatch: false });
   const cursor = feed.cursors[0]!;
-  /** Reads every frame in the ring: rows as their values, markers as `kind:value`. */
-  const drain = (): unknown[] => {
+  /**
+   * Reads every frame in the ring: rows as their values, markers as `kind:value`; what the cursor
+   * says of its backlog goes to `backlog` instead, unless `withBacklog` (as `behind`/`caught up`).
+   */
+  const backlog: string[] = [];
+  const drain = (withBacklog = false): unknown[] => {
     const out: unknown[] = [];
     const ring = reader.ring;
     while (ring.poll()) {
       const kind = tagKind(ring.tag);
-      out.push(kind === FrameKind.DATA ? reader.readRow() : `${kind}:${reader.markerValue()}`);
+      if (kind === FrameKind.SOURCE_BACKLOG) {
+        const said = reader.markerValue() === 1 ? 'behind' : 'caught up';
+        backlog.push(said);
+        if (withBacklog) out.push(said);
+      } else {
+        out.push(kind === FrameKind.DATA ? reader.readRow() : `${kind}:${reader.markerValue()}`);
+      }
       ring.release();
     }
     return out;
   };
-  return { feed, cursor, writer, drain };
+  return { feed, cursor, writer, drain, backlog };
 }
 
 describe('a memory source feeding a full ring', () => {
@@ -101,5 +111,28 @@ describe('a memory source feeding a full ring', () => {
       message: /row 500 of source 'in' \(partition 0\) was not added/,
     });
     assert.equal(feed.latestOffsets()[0], 500, 'the refused row is not in the log');
+  });
+
+  it('tells the task it caught up once every row is in the ring, and that it is behind before rows it has not sent', () => {
+    const { feed, cursor, writer, drain } = setup();
+    feed.feedAll();
+    assert.deepEqual(drain(true), ['caught up'], 'an empty partition holds nothing back');
+    feed.addData([{ i: 0 }, { i: 1 }]);
+    assert.deepEqual(
+      drain(true),
+      ['behind', { i: 0 }, { i: 1 }, 'caught up'],
+      'once per addData, not per row',
+    );
+    feed.addData(Array.from({ length: 500 }, (_, i) => ({ i })));
+    const got: unknown[] = drain(true);
+    assert.equal(got[0], 'behind');
+    assert.ok(!got.includes('caught up'), 'rows still wait outside the ring');
+    for (let round = 0; round < 1000 && !got.includes('caught up'); round++) {
+      writer.flush();
+      if (cursor.waiting) cursor.pump();
+      got.push(...drain(true));
+    }
+    assert.equal(got.at(-1), 'caught up');
+    assert.equal(got.filter((f) => typeof f === 'object').length, 500);
   });
 });

@@ -69,6 +69,7 @@ export class FilesSourceFeed implements DriverFeed {
       available: () => this.loadedEnd(),
       write: (w, offset) => this.write(w, offset),
       need: () => this.readAhead(),
+      pending: () => this.loadedEnd() < this.total,
     });
     this.cursors = [this.cursor];
   }

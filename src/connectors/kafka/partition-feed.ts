@@ -29,6 +29,8 @@ export class PartitionFeed {
   /** Offsets skipped because the log no longer had them (under `failOnDataLoss: false`). */
   offsetsLost = 0;
   private readonly ends: PendingEnd[] = [];
+  /** What the task was told of the backlog (it starts out taking the partition for behind). */
+  private toldBehind = true;
 
   constructor(
     private readonly spec: KafkaSourceSpec,
@@ -50,6 +52,7 @@ export class PartitionFeed {
   listed(offset: number): boolean {
     if (offset <= this.latest) return false;
     this.latest = offset;
+    this.tellBacklog();
     return true;
   }
 
@@ -126,14 +129,28 @@ export class PartitionFeed {
     if (empty && end !== undefined && stable >= end && next < end) next = end;
     this.position = Math.max(from, next);
     this.writeDueEnds();
+    this.tellBacklog();
     writer.publish();
     return part.messages.length > 0;
+  }
+
+  /**
+   * Tells the task whether the partition has records it has not been sent (its position behind the
+   * latest offset known), when that changed: a partition that lags holds the watermark back.
+   */
+  private tellBacklog(): void {
+    const behind = !this.gone && this.position < this.latest;
+    if (behind === this.toldBehind) return;
+    this.toldBehind = behind;
+    this.writer.backlog(behind);
+    this.writer.publish();
   }
 
   /** The topic was deleted: read no more, and the epochs waiting for its rows end. */
   drop(): void {
     this.gone = true;
     this.writeDueEnds();
+    this.tellBacklog();
   }
 
   /**
@@ -156,6 +173,7 @@ export class PartitionFeed {
     if (to > at) this.offsetsLost += to - at;
     this.position = to;
     this.writeDueEnds();
+    this.tellBacklog();
     return null;
   }
 

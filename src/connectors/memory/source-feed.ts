@@ -69,6 +69,8 @@ export class MemorySourceFeed implements DriverFeed, ProgramInput {
         if (cursor.live) this.send(cursor, offset, partition);
       }
     } finally {
+      // Rows go one at a time; the task hears once, after the last, whether the partition caught up.
+      if (cursor.live) cursor.pump();
       writer.publish();
       this.onData?.();
     }
@@ -86,7 +88,7 @@ export class MemorySourceFeed implements DriverFeed, ProgramInput {
   /** Sends what the ring takes; a row it refuses is taken out of the log again, with the rows after it. */
   private send(cursor: FeedCursor, offset: number, partition: number): void {
     try {
-      cursor.pump();
+      cursor.pump(false);
     } catch (cause) {
       this.logs[partition]!.length = cursor.sent;
       this.addedAt[partition]!.length = cursor.sent;

@@ -7,7 +7,11 @@ export const FrameKind = {
   PAD: 0,
   /** A row: `[sourceTime f64][readTime f64][origin f64][msgpack row]`; arg = source partition. */
   DATA: 1,
-  /** Event-time watermark of one input: `[watermarkMs f64]`; arg = the watermark input's index. */
+  /**
+   * Event-time watermark of one input: `[watermarkMs f64]`; arg = the watermark input's index, with
+   * {@link WATERMARK_ARG_BEHIND} when the task that runs the watermark operator still has input of
+   * its source partition to read.
+   */
   WATERMARK: 2,
   /** Epoch barrier: `[epochId f64]`. Aligned at tasks with several inputs. */
   BARRIER: 3,
@@ -37,6 +41,12 @@ export const FrameKind = {
   SINK_COMMIT: 12,
   /** A UDF thread could not run a batch, UDF thread → task: `[msgpack SerializedError]`. */
   UDF_ERROR: 13,
+  /**
+   * Driver → source task: whether the partition has input the driver has not sent yet, `[1 | 0]`
+   * (a backlog after a restart, a Kafka partition behind its high watermark). The task's watermark
+   * reports say so downstream, where a partition that lags holds the watermark back.
+   */
+  SOURCE_BACKLOG: 14,
 } as const;
 
 export type FrameKind = (typeof FrameKind)[keyof typeof FrameKind];
@@ -47,6 +57,13 @@ export type FrameKind = (typeof FrameKind)[keyof typeof FrameKind];
  * `onBadRecord` policy. Source tasks read no partition from the arg, so the flag is theirs.
  */
 export const DATA_ARG_BAD_RECORD = 1 << 22;
+
+/**
+ * WATERMARK arg flag: the source partition of the task that sent it has input it has not read yet,
+ * so its value holds the watermark back (see WatermarkTracker). The rest of the arg is the input.
+ */
+export const WATERMARK_ARG_BEHIND = 1 << 22;
+export const WATERMARK_ARG_INPUT_MASK = WATERMARK_ARG_BEHIND - 1;
 
 /** Byte size of the fixed metadata that precedes the encoded row in a DATA frame. */
 export const DATA_PREFIX_BYTES = 24;

@@ -4,8 +4,8 @@ import { DATA_ARG_BAD_RECORD, FrameKind } from '../channel/frame-kind.js';
 
 /**
  * A source partition's feed ring as its connector sees it: rows and bad records become DATA
- * frames (a bad record flagged with `DATA_ARG_BAD_RECORD`), an epoch's end a `BATCH` marker, and
- * the engine's markers pass through as they are.
+ * frames (a bad record flagged with `DATA_ARG_BAD_RECORD`), an epoch's end a `BATCH` marker, what
+ * it says of its backlog a `SOURCE_BACKLOG` marker, and the engine's markers pass through as they are.
  */
 export class RingFeedPort implements FeedPort {
   constructor(
@@ -32,6 +32,10 @@ export class RingFeedPort implements FeedPort {
 
   marker(marker: FeedMarker): boolean {
     return this.writer.writeMarker(marker.kind, marker.value);
+  }
+
+  backlog(behind: boolean): boolean {
+    return this.writer.writeMarker(FrameKind.SOURCE_BACKLOG, behind ? 1 : 0);
   }
 
   publish(): void {

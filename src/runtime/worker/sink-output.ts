@@ -4,7 +4,7 @@ import {
   type SinkCommitMessage,
   type SinkRuntime,
 } from '../../connectors/sink-runtime.js';
-import { FrameKind } from '../channel/frame-kind.js';
+import { FrameKind, WATERMARK_ARG_INPUT_MASK } from '../channel/frame-kind.js';
 import type { HostContext } from './host-context.js';
 import type { RowMeta } from './row-meta.js';
 import type { TaskOutput } from './task-output.js';
@@ -54,7 +54,7 @@ export class SinkOutput implements TaskOutput {
     // The driver keeps time from the tasks' reports; watermarks stop at the sink, unless it
     // passes them on (a repartition topic's).
     if (kind === FrameKind.WATERMARK) {
-      this.sink.watermark?.(arg, value);
+      this.sink.watermark?.(arg & WATERMARK_ARG_INPUT_MASK, value);
       return;
     }
     let r: unknown;

@@ -45,6 +45,12 @@ export class TaskSource {
   private readonly generate: GeneratedRows['generate'] | null;
   /** What decodes the rows of a source that sends them encoded (null: rows arrive as they are). */
   private readonly decoder: TaskDecoder | null;
+  /**
+   * A source the driver feeds: whether its feed last said the partition has input not sent yet
+   * (`SOURCE_BACKLOG`). Behind until it says otherwise, so a partition not heard from holds the
+   * watermark back.
+   */
+  private fedBehind = true;
 
   constructor(
     private readonly task: SourceTask,
@@ -71,6 +77,20 @@ export class TaskSource {
   /** Whether the task makes this source's rows: a generated source, its clock started. */
   get generating(): boolean {
     return this.schedule !== null;
+  }
+
+  /**
+   * Whether the partition has input the task has not read yet: generated rows due by `now` (the
+   * ones an epoch being redone holds back included), or what the driver's feed last said.
+   */
+  behind(now: number): boolean {
+    if (this.generator === null) return this.fedBehind;
+    return this.schedule === null || this.schedule.dueTime(this.offset) <= now;
+  }
+
+  /** The driver's feed says whether the partition has input not sent yet. */
+  fed(behind: boolean): void {
+    this.fedBehind = behind;
   }
 
   /** A generated source whose clock has not started yet. */

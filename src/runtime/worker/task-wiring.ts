@@ -25,17 +25,19 @@ export function wireInputs(
   // For each watermark input, the channels that relay its markers (see WatermarkTracker). A
   // producer that runs the watermark operator sends its own partition's values: not a relay.
   const carriers: number[][] = plan.watermarks.map(() => []);
+  // For each watermark input, the channels from the tasks that run its watermark operator: each
+  // speaks for its own source partition.
+  const producers: number[][] = plan.watermarks.map(() => []);
   for (const [i, input] of stage.inputs.entries()) {
     const from = input.kind === 'source' ? null : physical.stages[input.fromStage]!;
-    const relayed =
-      from === null
-        ? []
-        : [...watermarksCarried(plan, physical, from.id)].filter(
-            (w) => !from.chain.some((op) => op.id === plan.watermarks[w]!.operatorId),
-          );
+    const carried = from === null ? [] : [...watermarksCarried(plan, physical, from.id)];
+    const runs = (w: number) => from!.chain.some((op) => op.id === plan.watermarks[w]!.operatorId);
+    const relayed = carried.filter((w) => !runs(w));
+    const produced = carried.filter(runs);
     const rings = from === null ? 1 : from.partitions;
     for (let r = 0; r < rings; r++) {
       for (const w of relayed) carriers[w]!.push(heads.length);
+      for (const w of produced) producers[w]!.push(heads.length);
       heads.push(sides?.[i] ?? head);
     }
   }
@@ -48,6 +50,7 @@ export function wireInputs(
     carriers,
     heads.length,
     stateful === null ? 0 : plan.watermarkLags[stage.chain[0]!.id]!,
+    producers,
   );
   watermarks.restore(host.initialWatermarks, host.initialLateWatermark);
   return { heads, watermarks };

@@ -13,7 +13,12 @@ import { buildChain, isHolding, isStateful } from '../../operators/index.js';
 import { type EventTimeStats, WatermarkOperator } from '../../operators/watermark.js';
 import { type AnalyzedPlan, describeOperator } from '../../plan/analyze.js';
 import type { PhysicalPlan, StagePlan } from '../../plan/physical.js';
-import { FrameKind, frameKindName } from '../channel/frame-kind.js';
+import {
+  FrameKind,
+  frameKindName,
+  WATERMARK_ARG_BEHIND,
+  WATERMARK_ARG_INPUT_MASK,
+} from '../channel/frame-kind.js';
 import { TAG_KIND_MASK, tagArg } from '../channel/ring-layout.js';
 import { RingConsumer, RingProducer } from '../channel/spsc-ring.js';
 import type { TaskCounters, TaskSpec } from '../messages.js';
@@ -77,6 +82,12 @@ export class Task implements OperatorContext, SinkTask, SourceTask {
   readonly microBatch: boolean;
   readonly arrowMaxRecordsPerBatch: number | undefined;
   private readonly watermarks: WatermarkTracker;
+  /** The watermark inputs whose operator runs in this task: it speaks for its partition of them. */
+  private readonly ownWatermarks: readonly number[];
+  /** Per watermark input: 1 when it is one of {@link ownWatermarks}. */
+  private readonly ownWatermark: Uint8Array;
+  /** What the task last said downstream: its source partition has input it has not read yet. */
+  private toldBehind: boolean;
   /** A source task's source (null for tasks that read shuffles). */
   private readonly source: TaskSource | null;
   private readonly sinkName: string;
@@ -137,6 +148,13 @@ export class Task implements OperatorContext, SinkTask, SourceTask {
       host,
     ));
     this.watermarkOps = ops.filter((o): o is WatermarkOperator => o instanceof WatermarkOperator);
+    this.ownWatermarks = plan.watermarks
+      .filter((w) => stage.chain.some((op) => op.id === w.operatorId))
+      .map((w) => w.index);
+    this.ownWatermark = new Uint8Array(plan.watermarks.length);
+    for (const w of this.ownWatermarks) this.ownWatermark[w] = 1;
+    // A source task counts as behind until it has looked (see sayBehind).
+    this.toldBehind = stage.inputs[0]!.kind === 'source';
     this.held = new HeldOperators(ops.filter(isHolding));
     if (this.stateful !== null && host.state !== null) {
       this.checkpointer = openStateCheckpointer(this.stateful, stage.chain[0]!.id, this, host, (e) => {
@@ -164,6 +182,9 @@ export class Task implements OperatorContext, SinkTask, SourceTask {
   start(startTime: number): void {
     this.source?.start(startTime);
     this.watermarks.start(startTime);
+    // Every task that runs a watermark operator reports once at the start, rows or not: downstream,
+    // a partition not heard from holds the watermark back.
+    for (const w of this.ownWatermarks) this.watermarks.touch(w);
   }
 
   // --- stepping ----------------------------------------------------------------------------------
@@ -176,6 +197,7 @@ export class Task implements OperatorContext, SinkTask, SourceTask {
     try {
       return this.work();
     } finally {
+      if (this.ownWatermarks.length > 0 && !this.microBatch) this.sayBehind();
       // Watermarks heard or made in this step travel on after the rows that came before them.
       this.forwardWatermarks();
       this.output.publish();
@@ -244,6 +266,20 @@ export class Task implements OperatorContext, SinkTask, SourceTask {
     // goes out at the batch's end anyway, and its batches do not depend on thread timing.
     if (held.any && work < STEP_BUDGET && !this.host.microBatch) held.inputDrained();
     return work > 0;
+  }
+
+  /**
+   * Whether the task's source partition has input it has not read yet — generated rows due, what
+   * its feed last said, or rows held by an operator before the watermark's — goes downstream with
+   * its watermarks: a partition that lags holds the watermark back (WatermarkTracker), so no row of
+   * a backlog is late because another partition read faster.
+   */
+  private sayBehind(): void {
+    const source = this.source;
+    const behind = source !== null && (source.behind(this.host.passNow()) || this.held.any);
+    if (behind === this.toldBehind) return;
+    this.toldBehind = behind;
+    for (const w of this.ownWatermarks) this.watermarks.touch(w);
   }
 
   /** Runs a slice of work that waits for idle time (a checkpoint being written); false if none. */
@@ -349,6 +385,12 @@ export class Task implements OperatorContext, SinkTask, SourceTask {
       if (source.nextDue() <= this.markerCutoff) return false;
       this.markerCutoff = Number.NaN;
     }
+    if (kind === FrameKind.SOURCE_BACKLOG) {
+      // Not held behind rows an operator holds: the task counts as behind while it holds any.
+      ring.releaseDeferred();
+      source?.fed(value !== 0);
+      return true;
+    }
     if (
       this.held.any &&
       this.held.holdMarker(
@@ -368,10 +410,14 @@ export class Task implements OperatorContext, SinkTask, SourceTask {
         if (value > input.flushId) input.flushId = value;
         this.forwardFlush();
         return true;
-      case FrameKind.WATERMARK:
-        if (this.watermarks.fromChannel(input.index, tagArg(ring.tag), value, this.host.passNow()))
+      case FrameKind.WATERMARK: {
+        const arg = tagArg(ring.tag);
+        const behind = (arg & WATERMARK_ARG_BEHIND) !== 0;
+        const w = arg & WATERMARK_ARG_INPUT_MASK;
+        if (this.watermarks.fromChannel(input.index, w, value, this.host.passNow(), behind))
           this.stateful?.onWatermark(this.watermarks.watermark);
         return true;
+      }
       case FrameKind.END_OF_STREAM:
         input.eos = true;
         if (this.watermarks.channelEnded(input.index, this.host.passNow()))
@@ -413,7 +459,11 @@ export class Task implements OperatorContext, SinkTask, SourceTask {
 
   /** Made once: forwardWatermarks runs after every batch of rows, and must not allocate. */
   private readonly sendWatermark = (input: number, value: number): void =>
-    this.output.marker(FrameKind.WATERMARK, value, input);
+    this.output.marker(
+      FrameKind.WATERMARK,
+      value,
+      this.toldBehind && this.ownWatermark[input] === 1 ? input | WATERMARK_ARG_BEHIND : input,
+    );
 
   /** Aligned barriers: forward once every live input delivered it, then read all inputs again. */
   private completeBarrier(): void {
@@ -638,6 +688,10 @@ export class Task implements OperatorContext, SinkTask, SourceTask {
       eventTime: this.takeEventTimeStats(),
       backpressureMs:
         this.backpressureMs + (this.blockedSince === 0 ? 0 : performance.now() - this.blockedSince),
+      partitionWatermark:
+        this.watermarkOps.length === 0
+          ? null
+          : { value: this.watermarkOps[0]!.partitionWatermark, behind: this.toldBehind },
     };
   }
 

@@ -1,0 +1,96 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { type StreamingQuery, startQuery } from '../../src/index.js';
+import { tempDirs } from '../fixtures/temp-dirs.js';
+
+const backlog = new URL('../fixtures/jobs/backlog.js', import.meta.url);
+const tempDir = tempDirs('millrace-backlog');
+
+type Params = Record<string, string | number>;
+
+/** Moves the manual clock a second at a time up to `to`, each second's rows processed. */
+async function drive(q: StreamingQuery, to: number): Promise<void> {
+  for (let t = q.clock.now() + 1_000; t <= to; t += 1_000) {
+    q.clock.set(t);
+    await q.processAllAvailable();
+  }
+}
+
+/** What the query wrote, one sorted line per row, and the rows it dropped as late. */
+async function finish(q: StreamingQuery): Promise<{ out: string[]; late: number }> {
+  await q.processAllAvailable();
+  const out = q
+    .sink('out')
+    .rows()
+    .map((r) => JSON.stringify(r))
+    .sort();
+  const late = q.lateRows().length;
+  await q.stop();
+  return { out, late };
+}
+
+/** A run with no stop, from the clock's 0 to `end`. */
+async function uninterrupted(params: Params, end: number): Promise<{ out: string[]; late: number }> {
+  const q = await startQuery(backlog, { clock: 'manual', clockStart: 0, params });
+  await drive(q, end);
+  return finish(q);
+}
+
+/**
+ * A run stopped at `stopAt`, down for `downMs`, then started again on its checkpoint onto the
+ * backlog the generator's schedule built meanwhile, and driven to `end`.
+ */
+async function restarted(
+  params: Params,
+  stopAt: number,
+  downMs: number,
+  end: number,
+): Promise<{ out: string[]; late: number }> {
+  const dir = tempDir();
+  const first = await startQuery(backlog, {
+    clock: 'manual',
+    clockStart: 0,
+    params,
+    checkpointLocation: dir,
+  });
+  await drive(first, stopAt);
+  const lateBefore = first.lateRows().length;
+  await first.stop();
+  const second = await startQuery(backlog, {
+    clock: 'manual',
+    clockStart: stopAt + downMs,
+    params,
+    checkpointLocation: dir,
+    continueFrom: first,
+  });
+  await drive(second, end);
+  const result = await finish(second);
+  return { out: result.out, late: result.late + lateBefore };
+}
+
+describe('a restart onto a backlog (real-time mode)', () => {
+  it('writes the windows a run without a stop writes, and drops no row as late', async () => {
+    const params = { case: 'tumbling', rowsPerSecond: 200 };
+    const expected = await uninterrupted(params, 40_000);
+    assert.equal(expected.late, 0);
+    assert.ok(expected.out.length >= 9, 'windows [0,10), [10,20) and [20,30) of three cards');
+    const got = await restarted(params, 6_000, 20_000, 40_000);
+    assert.equal(got.late, 0, 'no row of the backlog is late');
+    assert.deepEqual(got.out, expected.out);
+  });
+
+  it('leaves no closed sliding window short of a row, reported late or not', async () => {
+    const params = { case: 'sliding', rowsPerSecond: 200, delay: '3 seconds' };
+    const expected = await uninterrupted(params, 36_000);
+    const got = await restarted(params, 7_000, 20_000, 36_000);
+    assert.equal(got.late, 0);
+    assert.deepEqual(got.out, expected.out);
+  });
+
+  it('fires no event-time timer before every partition has passed its time', async () => {
+    const params = { case: 'timers', rowsPerSecond: 200, partitions: 3 };
+    const got = await restarted(params, 6_000, 20_000, 36_000);
+    assert.deepEqual(got.out, [], 'no card is ever silent for 4 s');
+    assert.equal(got.late, 0);
+  });
+});
