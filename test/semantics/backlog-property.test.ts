@@ -7,6 +7,7 @@ import { tempDirs } from '../fixtures/temp-dirs.js';
 
 const job = new URL('../fixtures/jobs/keyed-windows.js', import.meta.url);
 const dedupJob = new URL('../fixtures/jobs/dedup.js', import.meta.url);
+const joinJob = new URL('../fixtures/jobs/joins.js', import.meta.url);
 const tempDir = tempDirs('millrace-backlog-property');
 const DELAY = 2_000;
 const SIZE = 10_000;
@@ -143,6 +144,64 @@ describe('restarts onto backlogs of random lengths and partition speeds (propert
             .flat()
             .map((r) => r.txId);
           assert.deepEqual(got, [...new Set(want)].sort());
+          assert.deepEqual(second.lateRows(), []);
+        } finally {
+          await second.stop();
+        }
+      }),
+      { numRuns: 5, seed: 20261207 },
+    );
+  });
+
+  it('write what a run without a stop writes, and drop no row as late: a stream–stream join', async () => {
+    // Impression i of partition p is clicked 500 ms later, on the same partition of the clicks:
+    // with nothing late, every impression meets its click (range −1 s … 3 s, delay 2 s).
+    const impressions = (rows: Record<number, Event[]>) =>
+      Object.fromEntries(
+        Object.entries(rows).map(([p, list]) => [
+          p,
+          list.map((r) => ({ k: `${p}-${r.ts}`, lt: r.ts, lv: 1 })),
+        ]),
+      );
+    const clicks = (rows: Record<number, Event[]>) =>
+      Object.fromEntries(
+        Object.entries(rows).map(([p, list]) => [
+          p,
+          list.map((r) => ({ k: `${p}-${r.ts}`, rt: r.ts + 500, rv: 2 })),
+        ]),
+      );
+    await fc.assert(
+      fc.asyncProperty(caseArb, async (c) => {
+        const dir = tempDir();
+        const params = { case: 'stream', sourcePartitions: PARTITIONS };
+        const before = byPartition(c, 0, c.stopAt);
+        const first = await startQuery(joinJob, {
+          params,
+          clock: 'manual',
+          checkpointLocation: dir,
+          initialData: { impressions: impressions(before), clicks: clicks(before) },
+        });
+        await first.processAllAvailable();
+        assert.deepEqual(first.lateRows(), []);
+        await first.stop();
+        const backlog = byPartition(c, c.stopAt, c.end);
+        const second = await startQuery(joinJob, {
+          params,
+          clock: 'manual',
+          checkpointLocation: dir,
+          continueFrom: first,
+          initialData: { impressions: impressions(backlog), clicks: clicks(backlog) },
+        });
+        try {
+          await second.processAllAvailable();
+          const got = (second.sink('out').rows() as { k: string; lt: number; rt: number }[])
+            .map((r) => `${r.k} ${r.rt - r.lt}`)
+            .sort();
+          const want = Object.values(impressions(byPartition(c, 0, c.end)))
+            .flat()
+            .map((r) => `${r.k} 500`)
+            .sort();
+          assert.deepEqual(got, want);
           assert.deepEqual(second.lateRows(), []);
         } finally {
           await second.stop();
