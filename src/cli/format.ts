@@ -17,8 +17,23 @@ export function progressStatus(p: StreamingQueryProgress, extra = ''): string {
   const e2e = p.latencyMs.e2e;
   return (
     `${formatCount(p.inputRowsPerSecond)} rows/s · e2e p50 ${formatMs(e2e.p50)} ms p99 ${formatMs(e2e.p99)} ms` +
-    ` · out ${formatCount(p.sink.numOutputRows)} · epoch ${p.batchId}${extra}`
+    ` · out ${formatCount(p.sink.numOutputRows)} · epoch ${p.batchId}${heldBack(p)}${extra}`
   );
+}
+
+/**
+ * Which source partition holds the watermark back, and by how much (docs/semantics.md: a partition
+ * that lags holds the watermark back), or nothing.
+ */
+function heldBack(p: StreamingQueryProgress): string {
+  for (const s of p.sources) {
+    const partition = s.metrics?.watermarkHeldByPartition;
+    if (partition === undefined) continue;
+    const ms = s.metrics?.watermarkHeldBackMs;
+    const by = ms === undefined ? '' : ` ${formatMs(ms / 1000)} s back`;
+    return ` · watermark held${by} by ${s.description} partition ${partition}`;
+  }
+  return '';
 }
 
 const COLUMNS: [keyof LatencySummary, string][] = [

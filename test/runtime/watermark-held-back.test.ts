@@ -1,5 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
+import { progressStatus } from '../../src/cli/format.js';
+import type { StreamingQueryProgress } from '../../src/index.js';
 import { watermarkHeldBack } from '../../src/runtime/driver/progress-builder.js';
 
 describe("a source's progress metrics", () => {
@@ -40,5 +42,24 @@ describe("a source's progress metrics", () => {
       ]),
       { partitionsBehind: 1, watermarkHeldByPartition: 1 },
     );
+  });
+
+  it("show in millrace run's status line", () => {
+    const latency = { p50: 0.2, p99: 3 };
+    const progress = (metrics?: Record<string, number>) =>
+      ({
+        batchId: 4,
+        inputRowsPerSecond: 20,
+        sink: { numOutputRows: 6 },
+        latencyMs: { e2e: latency },
+        sources: [{ description: 'Generator[payments]', ...(metrics === undefined ? {} : { metrics }) }],
+      }) as unknown as StreamingQueryProgress;
+    assert.match(
+      progressStatus(
+        progress({ partitionsBehind: 1, watermarkHeldByPartition: 1, watermarkHeldBackMs: 17_250 }),
+      ),
+      / · watermark held 17\.25 s back by Generator\[payments\] partition 1$/,
+    );
+    assert.doesNotMatch(progressStatus(progress()), /watermark held/);
   });
 });
