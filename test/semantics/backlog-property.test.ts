@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import fc from 'fast-check';
-import { startQuery } from '../../src/index.js';
+import { type StreamingQuery, startQuery } from '../../src/index.js';
 import type { Event } from '../fixtures/jobs/keyed-windows.js';
 import { tempDirs } from '../fixtures/temp-dirs.js';
 
@@ -63,149 +63,128 @@ function model(c: Case): string[] {
   return [...counts.entries()].map(([k, g]) => `${k} ${g.n} ${g.s}`).sort();
 }
 
+type Inputs = Record<string, Record<number, unknown[]>>;
+
+/**
+ * Runs `url` on the rows its sources' partitions made by the stop, stops it, then starts it again
+ * on its checkpoint onto the rest as a backlog; returns what `read` makes of the second run's sink
+ * (which holds the first run's output too). Neither run may drop a row as late.
+ */
+async function restartOnto(
+  url: URL,
+  params: Record<string, string | number>,
+  inputs: (after: number, until: number) => Inputs,
+  c: Case,
+  read: (q: StreamingQuery) => string[],
+): Promise<string[]> {
+  const dir = tempDir();
+  const first = await startQuery(url, {
+    params,
+    clock: 'manual',
+    checkpointLocation: dir,
+    initialData: inputs(0, c.stopAt),
+  });
+  await first.processAllAvailable();
+  assert.deepEqual(first.lateRows(), []);
+  await first.stop();
+  const second = await startQuery(url, {
+    params,
+    clock: 'manual',
+    checkpointLocation: dir,
+    // The first run's rows come with it; these are what the partitions made while it was down.
+    continueFrom: first,
+    initialData: inputs(c.stopAt, c.end),
+  });
+  try {
+    await second.processAllAvailable();
+    assert.deepEqual(second.lateRows(), []);
+    return read(second);
+  } finally {
+    await second.stop();
+  }
+}
+
+/** Rows of every partition, reshaped by `shape` (the partition and a row made at `ts`). */
+const reshaped =
+  <R>(c: Case, shape: (p: string, r: Event) => R[], partitions = PARTITIONS) =>
+  (after: number, until: number): Record<number, R[]> =>
+    Object.fromEntries(
+      Object.entries(byPartition(c, after, until))
+        .filter(([p]) => Number(p) < partitions)
+        .map(([p, list]) => [p, list.flatMap((r) => shape(p, r))]),
+    );
+
 describe('restarts onto backlogs of random lengths and partition speeds (property)', () => {
   it('write what a run without a stop writes, and drop no row as late: windowed counts', async () => {
     await fc.assert(
       fc.asyncProperty(caseArb, async (c) => {
-        const dir = tempDir();
         const params = { delay: DELAY, sourcePartitions: PARTITIONS, mode: 'append' };
-        const first = await startQuery(job, {
+        const got = await restartOnto(
+          job,
           params,
-          clock: 'manual',
-          checkpointLocation: dir,
-          initialData: { events: byPartition(c, 0, c.stopAt) },
-        });
-        await first.processAllAvailable();
-        assert.deepEqual(first.lateRows(), []);
-        await first.stop();
-        const second = await startQuery(job, {
-          params,
-          clock: 'manual',
-          checkpointLocation: dir,
-          // The first run's rows come with it; these are what the partitions made while it was down.
-          continueFrom: first,
-          initialData: { events: byPartition(c, c.stopAt, c.end) },
-        });
-        try {
-          await second.processAllAvailable();
-          const got = (
-            second.sink('out').rows() as { key: string; window: { start: number }; n: number; s: number }[]
-          )
-            .map((r) => `${r.key} ${r.window.start} ${r.n} ${r.s}`)
-            .sort();
-          assert.deepEqual(got, model(c));
-          assert.deepEqual(second.lateRows(), []);
-        } finally {
-          await second.stop();
-        }
+          (after, until) => ({ events: byPartition(c, after, until) }),
+          c,
+          (q) =>
+            (q.sink('out').rows() as { key: string; window: { start: number }; n: number; s: number }[])
+              .map((r) => `${r.key} ${r.window.start} ${r.n} ${r.s}`)
+              .sort(),
+        );
+        assert.deepEqual(got, model(c));
       }),
       { numRuns: 6, seed: 20261207 },
     );
   });
 
   it('write what a run without a stop writes, and drop no row as late: dropDuplicatesWithinWatermark', async () => {
-    // Every payment comes twice in a row; the output is each one once. (Two partitions, a 10-s delay.)
-    const twice = (rows: Record<number, Event[]>) =>
-      Object.fromEntries(
-        Object.entries(rows)
-          .filter(([p]) => Number(p) < 2)
-          .map(([p, list]) => [
-            p,
-            list.flatMap((r) => {
-              const tx = { txId: `${p}-${r.ts}`, ts: r.ts };
-              return [tx, tx];
-            }),
-          ]),
-      );
     await fc.assert(
       fc.asyncProperty(caseArb, async (c) => {
-        const dir = tempDir();
-        const params = { case: 'within' };
-        const first = await startQuery(dedupJob, {
-          params,
-          clock: 'manual',
-          checkpointLocation: dir,
-          initialData: { txs: twice(byPartition(c, 0, c.stopAt)) },
-        });
-        await first.processAllAvailable();
-        assert.deepEqual(first.lateRows(), []);
-        await first.stop();
-        const second = await startQuery(dedupJob, {
-          params,
-          clock: 'manual',
-          checkpointLocation: dir,
-          continueFrom: first,
-          initialData: { txs: twice(byPartition(c, c.stopAt, c.end)) },
-        });
-        try {
-          await second.processAllAvailable();
-          const got = (second.sink('out').rows() as { txId: string }[]).map((r) => r.txId).sort();
-          const want = Object.values(twice(byPartition(c, 0, c.end)))
-            .flat()
-            .map((r) => r.txId);
-          assert.deepEqual(got, [...new Set(want)].sort());
-          assert.deepEqual(second.lateRows(), []);
-        } finally {
-          await second.stop();
-        }
+        // Every payment comes twice in a row; the output is each one once. (Two partitions, a 10-s delay.)
+        const txs = reshaped(
+          c,
+          (p, r) => {
+            const tx = { txId: `${p}-${r.ts}`, ts: r.ts };
+            return [tx, tx];
+          },
+          2,
+        );
+        const got = await restartOnto(
+          dedupJob,
+          { case: 'within' },
+          (after, until) => ({ txs: txs(after, until) }),
+          c,
+          (q) => (q.sink('out').rows() as { txId: string }[]).map((r) => r.txId).sort(),
+        );
+        const want = Object.values(txs(0, c.end))
+          .flat()
+          .map((r) => r.txId);
+        assert.deepEqual(got, [...new Set(want)].sort());
       }),
       { numRuns: 5, seed: 20261207 },
     );
   });
 
   it('write what a run without a stop writes, and drop no row as late: a stream–stream join', async () => {
-    // Impression i of partition p is clicked 500 ms later, on the same partition of the clicks:
-    // with nothing late, every impression meets its click (range −1 s … 3 s, delay 2 s).
-    const impressions = (rows: Record<number, Event[]>) =>
-      Object.fromEntries(
-        Object.entries(rows).map(([p, list]) => [
-          p,
-          list.map((r) => ({ k: `${p}-${r.ts}`, lt: r.ts, lv: 1 })),
-        ]),
-      );
-    const clicks = (rows: Record<number, Event[]>) =>
-      Object.fromEntries(
-        Object.entries(rows).map(([p, list]) => [
-          p,
-          list.map((r) => ({ k: `${p}-${r.ts}`, rt: r.ts + 500, rv: 2 })),
-        ]),
-      );
     await fc.assert(
       fc.asyncProperty(caseArb, async (c) => {
-        const dir = tempDir();
-        const params = { case: 'stream', sourcePartitions: PARTITIONS };
-        const before = byPartition(c, 0, c.stopAt);
-        const first = await startQuery(joinJob, {
-          params,
-          clock: 'manual',
-          checkpointLocation: dir,
-          initialData: { impressions: impressions(before), clicks: clicks(before) },
-        });
-        await first.processAllAvailable();
-        assert.deepEqual(first.lateRows(), []);
-        await first.stop();
-        const backlog = byPartition(c, c.stopAt, c.end);
-        const second = await startQuery(joinJob, {
-          params,
-          clock: 'manual',
-          checkpointLocation: dir,
-          continueFrom: first,
-          initialData: { impressions: impressions(backlog), clicks: clicks(backlog) },
-        });
-        try {
-          await second.processAllAvailable();
-          const got = (second.sink('out').rows() as { k: string; lt: number; rt: number }[])
-            .map((r) => `${r.k} ${r.rt - r.lt}`)
-            .sort();
-          const want = Object.values(impressions(byPartition(c, 0, c.end)))
-            .flat()
-            .map((r) => `${r.k} 500`)
-            .sort();
-          assert.deepEqual(got, want);
-          assert.deepEqual(second.lateRows(), []);
-        } finally {
-          await second.stop();
-        }
+        // Impression i of partition p is clicked 500 ms later, on the same partition of the clicks:
+        // with nothing late, every impression meets its click (range −1 s … 3 s, delay 2 s).
+        const impressions = reshaped(c, (p, r) => [{ k: `${p}-${r.ts}`, lt: r.ts, lv: 1 }]);
+        const clicks = reshaped(c, (p, r) => [{ k: `${p}-${r.ts}`, rt: r.ts + 500, rv: 2 }]);
+        const got = await restartOnto(
+          joinJob,
+          { case: 'stream', sourcePartitions: PARTITIONS },
+          (after, until) => ({ impressions: impressions(after, until), clicks: clicks(after, until) }),
+          c,
+          (q) =>
+            (q.sink('out').rows() as { k: string; lt: number; rt: number }[])
+              .map((r) => `${r.k} ${r.rt - r.lt}`)
+              .sort(),
+        );
+        const want = Object.values(impressions(0, c.end))
+          .flat()
+          .map((r) => `${r.k} 500`)
+          .sort();
+        assert.deepEqual(got, want);
       }),
       { numRuns: 5, seed: 20261207 },
     );
