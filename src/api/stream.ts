@@ -144,10 +144,12 @@ export class Stream<T = any> {
 
   /**
    * Declares `column` (ms since the epoch, or a Date) as this stream's event time: the watermark
-   * is the largest event time seen minus `delay`, and stateful operators downstream treat rows at
-   * or below it as late (dropped, or sent to the late rows) and evict state behind it. With
-   * `idleTimeout`, an input that has seen no row that long after the start no longer holds back
-   * the minimum over several inputs.
+   * is the largest event time seen minus `delay`, but never past the rows of a source partition
+   * that still has input to read (a backlog after a restart), and stateful operators downstream
+   * treat rows at or below it as late (dropped, or sent to the late rows) and evict state behind
+   * it. With `idleTimeout`, an input that has seen no row that long after the start no longer
+   * holds back the minimum over several inputs, nor a lagging partition whose watermark has not
+   * moved that long the watermark of its input.
    *
    * @example stream.withWatermark('ts', '15 minutes')
    */
