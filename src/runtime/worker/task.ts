@@ -197,7 +197,6 @@ export class Task implements OperatorContext, SinkTask, SourceTask {
     try {
       return this.work();
     } finally {
-      if (this.ownWatermarks.length > 0 && !this.microBatch) this.sayBehind();
       // Watermarks heard or made in this step travel on after the rows that came before them.
       this.forwardWatermarks();
       this.output.publish();
@@ -454,6 +453,9 @@ export class Task implements OperatorContext, SinkTask, SourceTask {
   }
 
   private forwardWatermarks(): void {
+    // What the task says of its backlog is brought up to date first: a marker forwarded next (a
+    // flush probe) must not overtake the report that the partition caught up.
+    if (this.ownWatermarks.length > 0 && !this.microBatch) this.sayBehind();
     this.watermarks.flush(this.sendWatermark);
   }
 
