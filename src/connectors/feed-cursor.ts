@@ -130,6 +130,9 @@ export class FeedCursor implements FeedCursorPort {
       const m = q[0];
       if (m !== undefined && m.after <= this.sent) {
         q.shift();
+        // A partition that has sent every row says so before the marker (a flush probe must not
+        // overtake the report that it caught up).
+        if (!this.ending && !this.behind()) this.tellBacklog(false);
         if (m.marker !== null) w.marker(m.marker);
         else w.endEpoch(m.epoch, m.end);
         continue;
