@@ -29,6 +29,23 @@ export interface CommitEntry {
   readonly nextBatchWatermarkMs: number;
   /** Each watermark input's value at the end of the epoch (null: none yet); restored on restart. */
   readonly watermarks?: readonly (number | null)[];
+  /**
+   * Real-time mode: the source partitions that held the watermark back at the end of the epoch, one
+   * per source that had one (absent: none did). For `millrace checkpoint inspect`; a restart does
+   * not read it.
+   */
+  readonly watermarkHeldBack?: readonly WatermarkHold[];
+}
+
+/** A source partition that was behind and held the watermark back (docs/semantics.md). */
+export interface WatermarkHold {
+  /** The source: its key in the offset log (its position in v1, its name in v2). */
+  readonly source: string;
+  readonly partition: number;
+  /** How many of the source's partitions were behind. */
+  readonly partitionsBehind: number;
+  /** How far its watermark trailed the source's partition furthest ahead (absent: it had read no row). */
+  readonly heldBackMs?: number;
 }
 
 function corrupt(path: string, why: string): MillraceError {

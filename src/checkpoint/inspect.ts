@@ -4,7 +4,7 @@ import { isAbsolute, join, relative, sep } from 'node:path';
 import { ErrorCode, MillraceError } from '../errors.js';
 import { bootId, processRuns } from '../util/process-identity.js';
 import { damageError } from './damage.js';
-import { EpochLogs, type OffsetEntry, type SourceOffsets } from './epoch-logs.js';
+import { EpochLogs, type OffsetEntry, type SourceOffsets, type WatermarkHold } from './epoch-logs.js';
 import { numberedEntries, readChecked } from './files.js';
 import { CheckpointLayout } from './layout.js';
 import { decodeLease, judgeLease, readBytes } from './lease-record.js';
@@ -83,6 +83,15 @@ export interface CommittedWatermarks {
   readonly nextBatchWatermarkMs: number;
   /** Each watermark input's value at the end of the epoch (null: none yet). */
   readonly inputs: readonly (number | null)[];
+  /** Real-time mode: the source partitions that were behind and held the watermark back. */
+  readonly heldBack: readonly WatermarkHoldView[];
+}
+
+/** A source partition that held the watermark back at the end of the committed epoch. */
+export interface WatermarkHoldView extends WatermarkHold {
+  /** The source's position and name by the metadata (null: not in it). */
+  readonly index: number | null;
+  readonly name: string | null;
 }
 
 export interface PartitionState {
@@ -367,12 +376,18 @@ function describeOffsets(entry: OffsetEntry, metadata: CheckpointMetadata): Sour
     if (entry.format === 'v2' && (metadata.retiredSources ?? []).includes(s.key)) {
       return { key: s.key, index: null, name: s.key, retired: true, offsets: s.offsets };
     }
-    const source =
-      entry.format === 'v1'
-        ? metadata.sources[Number(s.key)]
-        : metadata.sources.find((m) => m.name === s.key);
+    const source = sourceByKey(entry.format, s.key, metadata);
     return { key: s.key, index: source?.index ?? null, name: source?.name ?? null, offsets: s.offsets };
   });
+}
+
+/** The source a log names by `key`: its position (v1) or its name (v2). */
+function sourceByKey(
+  format: 'v1' | 'v2',
+  key: string,
+  metadata: CheckpointMetadata,
+): SourceRecord | undefined {
+  return format === 'v1' ? metadata.sources[Number(key)] : metadata.sources.find((m) => m.name === key);
 }
 
 /**
@@ -412,8 +427,12 @@ export async function inspectCheckpoint(root: string): Promise<CheckpointInspect
     }
     const commit = await problems.attempt(layout.commit(epoch), () => logs.readCommit(epoch));
     if (commit !== undefined) {
-      const { nextBatchWatermarkMs, watermarks: inputs = [] } = commit;
-      watermarks = { epoch, nextBatchWatermarkMs, inputs };
+      const { nextBatchWatermarkMs, watermarks: inputs = [], watermarkHeldBack = [] } = commit;
+      const heldBack = watermarkHeldBack.map((h) => {
+        const source = sourceByKey(metadata.offsetLogFormat, h.source, metadata);
+        return { ...h, index: source?.index ?? null, name: source?.name ?? null };
+      });
+      watermarks = { epoch, nextBatchWatermarkMs, inputs, heldBack };
     }
   }
   const state: OperatorState[] = [];

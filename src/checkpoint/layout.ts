@@ -8,7 +8,7 @@ import { join } from 'node:path';
  *   metadata                                  query id, plan description, offset log format
  *   lock                                      the running owner's lease (lease.ts)
  *   offsets/<epoch>                           "v1"|"v2", epoch metadata, then the sources' offsets
- *   commits/<epoch>                           "v1", {"nextBatchWatermarkMs": N}
+ *   commits/<epoch>                           "v1", {"nextBatchWatermarkMs", "watermarks", "watermarkHeldBack"?}
  *   state/<operatorId>/<partition>/<version>.changelog | .snapshot
  *   state/<operatorId>/_metadata/schema
  *   sources/<sourceId>/...                    per-source files (a generator's start time)

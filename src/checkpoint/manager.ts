@@ -5,7 +5,13 @@ import { ErrorCode, MillraceError } from '../errors.js';
 import { type AnalyzedPlan, checkSourceEvolution, type PlannedSource } from '../plan/analyze.js';
 import type { PhysicalPlan } from '../plan/physical.js';
 import { damageError, throwFirst } from './damage.js';
-import { type CommitEntry, EpochLogs, type OffsetEntry, type SourceOffsets } from './epoch-logs.js';
+import {
+  type CommitEntry,
+  EpochLogs,
+  type OffsetEntry,
+  type SourceOffsets,
+  type WatermarkHold,
+} from './epoch-logs.js';
 import { evolveCheckpoint } from './evolution.js';
 import { readCheckedIfExists, writeFileAtomic } from './files.js';
 import { CheckpointLayout, SCHEDULE_FILE } from './layout.js';
@@ -335,14 +341,26 @@ export class CheckpointManager {
     );
   }
 
-  /** Marks an epoch done, with the watermarks it reached. */
+  /**
+   * Marks an epoch done, with the watermarks it reached and, by source index, the partition that
+   * held the watermark back (null: none).
+   */
   async writeCommit(
     epoch: number,
     nextBatchWatermarkMs: number,
     watermarks: readonly number[],
+    heldBack: readonly (Omit<WatermarkHold, 'source'> | null)[] = [],
   ): Promise<number> {
     await this.lock.confirm();
-    return this.counted(this.logs.writeCommit(epoch, commitEntry(nextBatchWatermarkMs, watermarks)));
+    const holds: WatermarkHold[] = [];
+    for (const s of this.plan.sources) {
+      const hold = heldBack[s.index];
+      if (hold != null) holds.push({ source: this.sourceKey(s), ...hold });
+    }
+    const entry = commitEntry(nextBatchWatermarkMs, watermarks);
+    return this.counted(
+      this.logs.writeCommit(epoch, holds.length === 0 ? entry : { ...entry, watermarkHeldBack: holds }),
+    );
   }
 
   private async counted(written: Promise<number>): Promise<number> {

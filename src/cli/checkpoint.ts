@@ -181,6 +181,9 @@ function formatWatermark(ms: number | null): string {
   return ms === null || ms === 0 ? 'none yet' : `${time(ms)} (${ms})`;
 }
 
+/** A duration in seconds, to the millisecond, without trailing zeros. */
+const formatSeconds = (ms: number) => `${Number((ms / 1000).toFixed(3))} s`;
+
 const plural = (n: number, one: string, many = `${one}s`) => `${n} ${n === 1 ? one : many}`;
 
 function describeRestart(r: RestartPlan): string[] {
@@ -302,6 +305,16 @@ export function formatInspection(r: CheckpointInspection): string {
     out.push(`  next batch watermark  ${formatWatermark(w.nextBatchWatermarkMs)}`);
     if (w.inputs.length === 0) out.push('  (the query has no watermark)');
     for (const [i, ms] of w.inputs.entries()) out.push(`  input ${i}               ${formatWatermark(ms)}`);
+    for (const h of w.heldBack) {
+      const source = h.index === null ? `source ${h.source}` : `source ${h.index} ${h.name ?? '(unnamed)'}`;
+      const how =
+        h.heldBackMs === undefined
+          ? 'it had read no row yet'
+          : `${formatSeconds(h.heldBackMs)} behind the partition furthest ahead`;
+      out.push(
+        `  held back by ${source} partition ${h.partition}: ${how} (${plural(h.partitionsBehind, 'partition')} behind)`,
+      );
+    }
   }
   const v = r.restart.restoreVersion;
   out.push('', v === 0 ? 'state (nothing to restore)' : `state (version ${v}, the end of epoch ${v - 1})`);

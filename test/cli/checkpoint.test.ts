@@ -5,9 +5,11 @@ import { before, describe, it } from 'node:test';
 import { EpochLogs } from '../../src/checkpoint/epoch-logs.js';
 import type { CheckpointInspection } from '../../src/checkpoint/inspect.js';
 import { CheckpointLayout } from '../../src/checkpoint/layout.js';
+import { CheckpointManager } from '../../src/checkpoint/manager.js';
 import type { CheckpointVerification } from '../../src/checkpoint/verify.js';
 import { main } from '../../src/cli/main.js';
-import { type StreamingQuery, startQuery } from '../../src/index.js';
+import { JobContext, type StreamingQuery, sinks, sources, startQuery, Trigger } from '../../src/index.js';
+import { analyze } from '../../src/plan/analyze.js';
 import type { Payment } from '../fixtures/jobs/aggregations.js';
 import type { Sale } from '../fixtures/jobs/hourly-revenue.js';
 import { tempDirs } from '../fixtures/temp-dirs.js';
@@ -131,9 +133,59 @@ describe('millrace checkpoint inspect', () => {
     const r = await cli('checkpoint', 'inspect', dir, '--json');
     const report = JSON.parse(r.stdout) as CheckpointInspection;
     // Max event time 15:10, 15-minute delay.
-    assert.deepEqual(report.watermarks, { epoch: 0, nextBatchWatermarkMs: at(14, 55), inputs: [at(14, 55)] });
+    assert.deepEqual(report.watermarks, {
+      epoch: 0,
+      nextBatchWatermarkMs: at(14, 55),
+      inputs: [at(14, 55)],
+      heldBack: [],
+    });
     const text = await cli('checkpoint', 'inspect', dir);
     assert.match(text.stdout, /^ {2}input 0 +2026-01-15T14:55:00\.000Z \(\d+\)$/m);
+  });
+
+  it('names the source partition that held the watermark back at the last commit, and by how much', async () => {
+    // Two sources; at the end of epoch 0, partition 2 of the second was behind, 17.25 s back.
+    const dir = tempDir();
+    const j = new JobContext({});
+    const read = (name: string, partitions: number) =>
+      j.readStream(sources.memory<Payment>({ name, partitions })).withWatermark('ts', '5 seconds');
+    const plan = analyze(
+      read('payments', 2)
+        .union(read('refunds', 3))
+        .writeStream(sinks.memory({ name: 'out' }))
+        .trigger(Trigger.realTime('2 seconds')).definition,
+    );
+    const { manager } = await CheckpointManager.open(dir, plan, 'run-1', 'query-1');
+    try {
+      await manager.writeOffsets(
+        0,
+        [
+          [40, 41],
+          [9, 38, 3],
+        ],
+        { batchWatermarkMs: 0, batchTimestampMs: 0, watermarks: [21_000, 20_000] },
+      );
+      await manager.writeCommit(
+        0,
+        20_000,
+        [21_000, 20_000],
+        [null, { partition: 2, partitionsBehind: 2, heldBackMs: 17_250 }],
+      );
+    } finally {
+      await manager.close();
+    }
+    const json = JSON.parse(
+      (await cli('checkpoint', 'inspect', dir, '--json')).stdout,
+    ) as CheckpointInspection;
+    assert.deepEqual(json.watermarks?.heldBack, [
+      { source: '1', index: 1, name: 'refunds', partition: 2, partitionsBehind: 2, heldBackMs: 17_250 },
+    ]);
+    const text = await cli('checkpoint', 'inspect', dir);
+    assert.equal(text.code, 0, text.stderr);
+    assert.match(
+      text.stdout,
+      /^ {2}held back by source 1 refunds partition 2: 17\.25 s behind the partition furthest ahead \(2 partitions behind\)$/m,
+    );
   });
 
   it('names the owner of a held lock and says its process is running', async () => {

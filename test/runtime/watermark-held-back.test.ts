@@ -1,8 +1,10 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
+import type { CheckpointManager } from '../../src/checkpoint/manager.js';
 import { progressStatus } from '../../src/cli/format.js';
 import type { StreamingQueryProgress } from '../../src/index.js';
-import { watermarkHeldBack } from '../../src/runtime/driver/progress-builder.js';
+import { EpochCoordinator } from '../../src/runtime/driver/epoch-coordinator.js';
+import { watermarkHeldBack } from '../../src/runtime/driver/watermark-held-back.js';
 
 describe("a source's progress metrics", () => {
   it('name the partition that is behind and holds the watermark back, and by how much', () => {
@@ -61,5 +63,50 @@ describe("a source's progress metrics", () => {
       / · watermark held 17\.25 s back by Generator\[payments\] partition 1$/,
     );
     assert.doesNotMatch(progressStatus(progress()), /watermark held/);
+  });
+
+  it("go into the epoch's commit, one partition per source that had one holding it back", async () => {
+    const commits: unknown[][] = [];
+    const checkpoint = {
+      logBytesWritten: 0,
+      writeOffsets: async () => 0,
+      writeCommit: async (...args: unknown[]) => {
+        commits.push(args);
+        return 0;
+      },
+      purge: async () => {},
+    } as unknown as CheckpointManager;
+    const coordinator = new EpochCoordinator(
+      {
+        sourcePartitions: [3, 1],
+        statefulPartitions: 0,
+        stateDurable: false,
+        watermarkInputs: 0,
+        checkpoint,
+        offsetsAtCommit: true,
+        progressLogIntervalMs: null,
+        committedEpoch: -1,
+        retention: 10,
+        sinkCommitter: null,
+      },
+      { committed: () => {}, failed: (e) => assert.fail(String(e)), now: () => 0 },
+    );
+    coordinator.acked(0);
+    for (const [source, partition, value, behind] of [
+      [0, 0, 21_000, false],
+      [0, 1, 4_000, true],
+      [0, 2, 9_000, true],
+      [1, 0, 2_000, true],
+    ] as const) {
+      coordinator.sourceOffset(0, source, partition, 10);
+      coordinator.sourceWatermark(0, source, partition, value, behind);
+    }
+    coordinator.check();
+    await coordinator.flushed();
+    assert.equal(commits.length, 1);
+    assert.deepEqual(commits[0]![3], [
+      { partition: 1, partitionsBehind: 2, heldBackMs: 17_000 },
+      null, // its only partition: nothing ahead of it to hold back
+    ]);
   });
 });

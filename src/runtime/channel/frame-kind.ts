@@ -47,6 +47,13 @@ export const FrameKind = {
    * reports say so downstream, where a partition that lags holds the watermark back.
    */
   SOURCE_BACKLOG: 14,
+  /**
+   * A source partition's own watermark at an epoch's end, task → driver (real-time mode, from a
+   * source task that runs the watermark operator): `[epoch f64][watermarkMs f64]`; arg = source
+   * index << 16 | partition, with {@link SOURCE_WATERMARK_ARG_BEHIND} when the partition was behind.
+   * The commit records what held the watermark back (`millrace checkpoint inspect`).
+   */
+  SOURCE_WATERMARK: 15,
 } as const;
 
 export type FrameKind = (typeof FrameKind)[keyof typeof FrameKind];
@@ -64,6 +71,11 @@ export const DATA_ARG_BAD_RECORD = 1 << 22;
  */
 export const WATERMARK_ARG_BEHIND = 1 << 22;
 export const WATERMARK_ARG_INPUT_MASK = WATERMARK_ARG_BEHIND - 1;
+
+/** SOURCE_WATERMARK arg flag: the partition had input it had not read yet. */
+export const SOURCE_WATERMARK_ARG_BEHIND = 1 << 22;
+/** The source index and partition of a SOURCE_OFFSET or SOURCE_WATERMARK arg. */
+export const SOURCE_ARG_MASK = SOURCE_WATERMARK_ARG_BEHIND - 1;
 
 /** Byte size of the fixed metadata that precedes the encoded row in a DATA frame. */
 export const DATA_PREFIX_BYTES = 24;

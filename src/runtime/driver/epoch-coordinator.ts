@@ -3,6 +3,7 @@ import type { SinkCommitter } from '../../connectors/contract.js';
 import type { SinkCommitMessage } from '../../connectors/sink-runtime.js';
 import type { EpochCommit } from '../../metrics/progress.js';
 import type { StateReport } from '../messages.js';
+import { type PartitionWatermark, watermarkHeldBack } from './watermark-held-back.js';
 
 export interface CoordinatorConfig {
   /** Partitions of each source, in plan order: every one reports its offset at every epoch end. */
@@ -51,7 +52,12 @@ interface Progress {
   durable: number;
   /** What the sink partitions reported. */
   sinkMessages: SinkCommitMessage[];
+  /** Real-time mode: each source partition's own watermark at the barrier (null: not reported). */
+  partitionWatermarks: (PartitionWatermark | null)[][];
 }
+
+/** What the commit file records of the partitions that held the watermark back, by source index. */
+type Holds = ({ partition: number; partitionsBehind: number; heldBackMs?: number } | null)[];
 
 /**
  * Decides when an epoch is committed: every sink partition passed its barrier, every source
@@ -71,8 +77,13 @@ export class EpochCoordinator {
   private loggedAt = Number.NEGATIVE_INFINITY;
   /** The checkpoint's log bytes at the last commit. */
   private logBytesBefore = 0;
-  private unlogged: { epoch: number; offsets: number[][]; watermark: number; watermarks: number[] } | null =
-    null;
+  private unlogged: {
+    epoch: number;
+    offsets: number[][];
+    watermark: number;
+    watermarks: number[];
+    holds: Holds;
+  } | null = null;
 
   constructor(
     private readonly config: CoordinatorConfig,
@@ -97,6 +108,7 @@ export class EpochCoordinator {
         reports: [],
         durable: 0,
         sinkMessages: [],
+        partitionWatermarks: this.config.sourcePartitions.map((n) => new Array(n).fill(null)),
       };
       this.pending.set(epoch, p);
     }
@@ -114,6 +126,11 @@ export class EpochCoordinator {
     if (row === undefined || partition >= row.length) return;
     if (row[partition] === -1) p.received++;
     row[partition] = offset;
+  }
+
+  sourceWatermark(epoch: number, source: number, partition: number, value: number, behind: boolean): void {
+    const row = this.progress(epoch).partitionWatermarks[source];
+    if (row !== undefined && partition < row.length) row[partition] = { value, behind };
   }
 
   stateReport(report: StateReport): void {
@@ -164,7 +181,7 @@ export class EpochCoordinator {
     this.unlogged = null;
     try {
       await this.writeOffsets(last.epoch, last.offsets, last.watermark, last.watermarks);
-      await this.writeCommit(last.epoch, last.watermark, last.watermarks);
+      await this.writeCommit(last.epoch, last.watermark, last.watermarks, last.holds);
     } catch (e) {
       this.hooks.failed(e);
     }
@@ -184,9 +201,14 @@ export class EpochCoordinator {
     });
   }
 
-  private async writeCommit(epoch: number, watermark: number, watermarks: number[]): Promise<void> {
+  private async writeCommit(
+    epoch: number,
+    watermark: number,
+    watermarks: number[],
+    holds: Holds,
+  ): Promise<void> {
     const ckpt = this.config.checkpoint!;
-    await ckpt.writeCommit(epoch, watermark, watermarks);
+    await ckpt.writeCommit(epoch, watermark, watermarks, holds);
     await ckpt.purge(epoch, this.config.retention);
     this.loggedAt = this.hooks.now();
     this.unlogged = null;
@@ -206,6 +228,7 @@ export class EpochCoordinator {
       Math.max(Number.NEGATIVE_INFINITY, ...p.reports.map((r) => r.inputs[i] ?? Number.NEGATIVE_INFINITY)),
     );
     const nextWatermark = Math.max(Number.NEGATIVE_INFINITY, ...p.reports.map((r) => r.watermark));
+    const holds = p.partitionWatermarks.map(holdOf);
     const interval = this.config.progressLogIntervalMs;
     const log = ckpt !== null && (interval === null || this.hooks.now() - this.loggedAt >= interval);
     try {
@@ -218,9 +241,9 @@ export class EpochCoordinator {
       }
       await this.config.sinkCommitter?.commit(epoch, p.sinkMessages);
       if (log) {
-        await this.writeCommit(epoch, nextWatermark, watermarks);
+        await this.writeCommit(epoch, nextWatermark, watermarks, holds);
       } else if (ckpt !== null) {
-        this.unlogged = { epoch, offsets: p.offsets, watermark: nextWatermark, watermarks };
+        this.unlogged = { epoch, offsets: p.offsets, watermark: nextWatermark, watermarks, holds };
       }
     } catch (e) {
       this.hooks.failed(e);
@@ -245,4 +268,15 @@ export class EpochCoordinator {
       }
     }
   }
+}
+
+/** The partition of a source that held the watermark back at the barrier, as the commit records it. */
+function holdOf(partitions: readonly (PartitionWatermark | null)[]): Holds[number] {
+  const held = watermarkHeldBack(partitions);
+  if (held === null) return null;
+  return {
+    partition: held.watermarkHeldByPartition,
+    partitionsBehind: held.partitionsBehind,
+    ...(held.watermarkHeldBackMs === undefined ? {} : { heldBackMs: held.watermarkHeldBackMs }),
+  };
 }

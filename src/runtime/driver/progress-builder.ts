@@ -8,6 +8,7 @@ import { isoTime } from '../../util/event-time.js';
 import type { TaskCounters } from '../messages.js';
 import type { Feeds } from './feeds.js';
 import type { RuntimeConfig } from './runtime-config.js';
+import { watermarkHeldBack } from './watermark-held-back.js';
 
 export interface ProgressInput {
   now: number;
@@ -222,33 +223,4 @@ export class ProgressBuilder {
       badRecords: { skipped, deadLettered },
     };
   }
-}
-
-/**
- * What holds a source's watermark back (docs/semantics.md): of its partitions that are behind, the
- * one with the least watermark, and how far it trails the partition furthest ahead. Null when no
- * partition that is behind holds the watermark back.
- */
-export function watermarkHeldBack(
-  partitions: readonly TaskCounters['partitionWatermark'][],
-): Record<string, number> | null {
-  let top = Number.NEGATIVE_INFINITY;
-  let held = -1;
-  let behind = 0;
-  for (const [p, w] of partitions.entries()) {
-    if (w === null) continue;
-    if (w.value > top) top = w.value;
-    if (!w.behind) continue;
-    behind++;
-    if (held < 0 || w.value < partitions[held]!.value) held = p;
-  }
-  if (held < 0) return null;
-  const value = partitions[held]!.value;
-  if (!(value < top)) return null;
-  return {
-    partitionsBehind: behind,
-    watermarkHeldByPartition: held,
-    // A partition with no row yet holds the watermark wholly: how far is then not known.
-    ...(value === Number.NEGATIVE_INFINITY ? {} : { watermarkHeldBackMs: top - value }),
-  };
 }

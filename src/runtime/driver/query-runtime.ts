@@ -185,6 +185,7 @@ export class QueryRuntime implements MicroBatchHost {
         },
         epochAcked: (e) => this.coordinator.acked(e),
         sourceOffset: (e, s, p, o) => this.coordinator.sourceOffset(e, s, p, o),
+        sourceWatermark: (e, s, p, w, behind) => this.coordinator.sourceWatermark(e, s, p, w, behind),
         stateReport: (r) => this.coordinator.stateReport(r),
         stateWritten: (e) => this.coordinator.stateWritten(e),
         sinkCommit: (c) => this.coordinator.sinkCommit(c.epoch, c.message),

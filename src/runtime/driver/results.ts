@@ -6,7 +6,7 @@ import type { OutputMode } from '../../plan/output-mode.js';
 import type { PhysicalPlan } from '../../plan/physical.js';
 import type { DoorbellTable } from '../channel/doorbell.js';
 import { FrameReader } from '../channel/frame-codec.js';
-import { FrameKind } from '../channel/frame-kind.js';
+import { FrameKind, SOURCE_ARG_MASK, SOURCE_WATERMARK_ARG_BEHIND } from '../channel/frame-kind.js';
 import { TAG_KIND_MASK, tagArg } from '../channel/ring-layout.js';
 import { RingConsumer } from '../channel/spsc-ring.js';
 import type { DeadLetter, LateRow, StateReport } from '../messages.js';
@@ -22,6 +22,11 @@ export interface ResultEvents {
   epochAcked(epoch: number): void;
   /** A source partition reached the end of `epoch` at `offset`. */
   sourceOffset(epoch: number, source: number, partition: number, offset: number): void;
+  /**
+   * A source partition's own watermark at the end of `epoch` (real-time mode), and whether it had
+   * input it had not read yet.
+   */
+  sourceWatermark(epoch: number, source: number, partition: number, watermark: number, behind: boolean): void;
   /** A stateful task's account of the end of an epoch. */
   stateReport(report: StateReport): void;
   /** A stateful task's state of `epoch` is durable. */
@@ -137,6 +142,12 @@ export class Results {
       case FrameKind.SOURCE_OFFSET:
         this.events.sourceOffset(r.markerValue(), task >>> 16, task & 0xffff, r.markerValue2());
         return;
+      case FrameKind.SOURCE_WATERMARK: {
+        const at = task & SOURCE_ARG_MASK;
+        const behind = (task & SOURCE_WATERMARK_ARG_BEHIND) !== 0;
+        this.events.sourceWatermark(r.markerValue(), at >>> 16, at & 0xffff, r.markerValue2(), behind);
+        return;
+      }
       case FrameKind.FLUSH:
         this.flushAck[partition] = Math.max(this.flushAck[partition]!, r.markerValue());
         return;

@@ -16,6 +16,7 @@ import type { PhysicalPlan, StagePlan } from '../../plan/physical.js';
 import {
   FrameKind,
   frameKindName,
+  SOURCE_WATERMARK_ARG_BEHIND,
   WATERMARK_ARG_BEHIND,
   WATERMARK_ARG_INPUT_MASK,
 } from '../channel/frame-kind.js';
@@ -481,6 +482,15 @@ export class Task implements OperatorContext, SinkTask, SourceTask {
         this.source.offset,
         (this.source.index << 16) | this.partition,
       );
+      // And where its own watermark stood, for the commit's record of what held the watermark back.
+      if (this.watermarkOps.length > 0 && !this.microBatch) {
+        this.host.result.writeMarker2(
+          FrameKind.SOURCE_WATERMARK,
+          epoch,
+          this.watermarkOps[0]!.partitionWatermark,
+          (this.source.index << 16) | this.partition | (this.toldBehind ? SOURCE_WATERMARK_ARG_BEHIND : 0),
+        );
+      }
     }
     if (this.stateful !== null) this.endEpoch(epoch);
     this.forwardMarker(FrameKind.BARRIER, epoch);
