@@ -93,4 +93,50 @@ describe('a restart onto a backlog (real-time mode)', () => {
     assert.deepEqual(got.out, [], 'no card is ever silent for 4 s');
     assert.equal(got.late, 0);
   });
+
+  it('brings every window to the count of a run without a stop in update mode', async () => {
+    const params = { case: 'tumbling', mode: 'update', rowsPerSecond: 200 };
+    const expected = await uninterrupted(params, 40_000);
+    const got = await restarted(params, 6_000, 20_000, 40_000);
+    assert.equal(got.late, 0);
+    assert.ok(expected.out.length > 9, 'windows are updated more than once');
+    assert.deepEqual(lastUpdates(got.out), lastUpdates(expected.out));
+  });
+
+  it('closes session windows with every row of the backlog in them', async () => {
+    const params = { case: 'sessions', rowsPerSecond: 200 };
+    const expected = await uninterrupted(params, 36_000);
+    assert.ok(expected.out.length >= 12, 'a session per card every 6 s');
+    const got = await restarted(params, 7_000, 20_000, 36_000);
+    assert.equal(got.late, 0);
+    assert.deepEqual(got.out, expected.out);
+  });
+
+  it('feeds a chain of window aggregations every row of the backlog', async () => {
+    const params = { case: 'chain', rowsPerSecond: 200 };
+    const expected = await uninterrupted(params, 60_000);
+    assert.ok(expected.out.length >= 2, 'windows [0,20) and [20,40)');
+    const got = await restarted(params, 6_000, 20_000, 60_000);
+    assert.equal(got.late, 0);
+    assert.deepEqual(got.out, expected.out);
+  });
+
+  it("does the same for the rate source's partitions, run on one worker thread", async () => {
+    const params = { case: 'tumbling', source: 'rate', rowsPerSecond: 200, partitions: 3, workers: 1 };
+    const expected = await uninterrupted(params, 40_000);
+    const got = await restarted(params, 6_000, 20_000, 40_000);
+    assert.equal(got.late, 0);
+    assert.deepEqual(got.out, expected.out);
+  });
 });
+
+/** Update mode: the last update of each window and card (its counts only grow). */
+function lastUpdates(lines: readonly string[]): string[] {
+  const last = new Map<string, { n: number; line: string }>();
+  for (const line of lines) {
+    const row = JSON.parse(line) as { window: unknown; cardId: string; n: number };
+    const key = JSON.stringify([row.window, row.cardId]);
+    if ((last.get(key)?.n ?? -1) < row.n) last.set(key, { n: row.n, line });
+  }
+  return [...last.values()].map((v) => v.line).sort();
+}
