@@ -132,4 +132,68 @@ describe('watermarks across the repartition topic of a group', () => {
     // and would hold every window open without the idle timeout.
     assert.deepEqual(await countUntilClosed('sparse', 3, { idleTimeout: '1 second' }), everyFirstWindow());
   });
+
+  it('counts every row of uneven backlogs in its window after the group restarts on its checkpoint', async () => {
+    // Partition 0 gets a payment a second, partition 1 ten a second: after the restart, partition
+    // 1's backlog is ten times partition 0's, and its upstream task's watermark lags.
+    broker.createTopic('backlog', 2);
+    broker.createTopic('backlog-out', 3);
+    const rows = (partition: number, from: number, to: number): Payment[] => {
+      const step = partition === 0 ? 1_000 : 100;
+      const out: Payment[] = [];
+      for (let ts = from; ts < to; ts += step)
+        out.push({ card: `c${(ts / step) % 3}`, amount: partition + 1, ts: WINDOW_START + ts });
+      return out;
+    };
+    const sendTo = (partition: number, payments: Payment[]) =>
+      producer.send({
+        topic: 'backlog',
+        messages: payments.map((p) => ({ key: p.card, value: JSON.stringify(p), partition })),
+      });
+    const all: Payment[] = [];
+    const run = async (from: number, to: number) => {
+      for (const p of [0, 1]) {
+        const sent = rows(p, from, to);
+        all.push(...sent);
+        await sendTo(p, sent);
+      }
+      // The least watermark of the two upstream tasks, 5 s behind partition 0's last payment.
+      const closedBy = WINDOW_START + to - 1_000 - 5_000;
+      const expected = new Map<string, number>();
+      for (const p of all) {
+        const start = WINDOW_START + Math.floor((p.ts - WINDOW_START) / 10_000) * 10_000;
+        if (start + 10_000 > closedBy) continue;
+        const id = `${p.card}@${start}`;
+        expected.set(id, (expected.get(id) ?? 0) + 1);
+      }
+      const q = await startQuery(JOB, {
+        params: {
+          brokers: broker.bootstrap,
+          topic: 'backlog',
+          case: 'count',
+          outputMode: 'append',
+          outTopic: 'backlog-out',
+          exactlyOnce: 'true',
+          checkpointInterval: '200 ms',
+        },
+        checkpointLocation: dir,
+        group: { id: 'backlog', sessionTimeout: 3000 },
+        metrics: false,
+      });
+      try {
+        await eventually(
+          30_000,
+          `the ${expected.size} windows that close by ${closedBy} written`,
+          async () => (await windows('backlog-out')).size >= expected.size,
+          (changed) => broker.onData(changed),
+        );
+      } finally {
+        await q.stop();
+      }
+      assert.deepEqual(await windows('backlog-out'), expected);
+    };
+    const dir = tempDir();
+    await run(0, 30_000);
+    await run(30_000, 100_000);
+  });
 });
