@@ -49,6 +49,8 @@ export function countPerCardAndSecond(o: CountPerCardAndSecond): AggregateOperat
     watermark: o.watermark ?? (() => Number.NEGATIVE_INFINITY),
     lateWatermark: o.watermark ?? (() => Number.NEGATIVE_INFINITY),
     advanceWatermark: () => {},
+    watermarksPerPartition: false,
+    advancePartitionWatermark: () => {},
     lateRow: () => {},
     processingTime: () => 0,
     partition: 0,

@@ -36,6 +36,14 @@ export interface OperatorContext {
   lateWatermark(): number;
   /** A watermark operator saw its input's watermark (max event time − delay) reach `value`. */
   advanceWatermark(input: number, value: number): void;
+  /**
+   * The task keeps its watermarks per source partition (real-time mode, a `withWatermark` over rows
+   * straight from several source tasks): a watermark operator reports each row's event time −
+   * delay with {@link advancePartitionWatermark} instead.
+   */
+  readonly watermarksPerPartition: boolean;
+  /** The current row ({@link meta}) brings its source partition's watermark of `input` to `value`. */
+  advancePartitionWatermark(input: number, value: number): void;
   /** A row reached a stateful operator at or below the watermark: counted by the operator, sent
    * to the late-row output when the query asks for one. */
   lateRow(op: OperatorRef, row: unknown): void;

@@ -14,8 +14,9 @@ export interface EventTimeStats {
 /**
  * `withWatermark(column, delay)`: passes rows through, tracking the largest event time this
  * partition has seen; when `max − delay` grows it tells the task, which carries the new value
- * in-band to every downstream task (they keep the largest value any partition reported: Spark's
- * watermark is max event time over all partitions of the input, minus the delay).
+ * in-band to every downstream task (they combine the partitions' values: WatermarkTracker). In a
+ * task that sees the rows of several source partitions (after a `union` or `repartition` of
+ * sources), it tells the task each row's value instead, which keeps one per source partition.
  */
 export class WatermarkOperator implements RowSink {
   private readonly column: string;
@@ -23,6 +24,8 @@ export class WatermarkOperator implements RowSink {
   private readonly input: number;
   /** The source carries the watermark (see WatermarkNode.carried): rows only count for stats. */
   private readonly carried: boolean;
+  /** The task keeps a watermark per source partition (OperatorContext.watermarksPerPartition). */
+  private readonly perPartition: boolean;
   private max = Number.NEGATIVE_INFINITY;
   private stats: EventTimeStats = {
     min: Number.POSITIVE_INFINITY,
@@ -41,6 +44,7 @@ export class WatermarkOperator implements RowSink {
     this.delay = op.node.delayMs;
     this.input = plan.watermarks.find((w) => w.operatorId === op.id)!.index;
     this.carried = op.node.carried === true;
+    this.perPartition = !this.carried && ctx.watermarksPerPartition;
   }
 
   push(row: unknown): void {
@@ -63,9 +67,10 @@ export class WatermarkOperator implements RowSink {
       if (t > s.max) s.max = t;
       s.sum += t;
       s.count++;
+      if (this.perPartition) this.ctx.advancePartitionWatermark(this.input, t - this.delay);
       if (t > this.max) {
         this.max = t;
-        if (!this.carried) this.ctx.advanceWatermark(this.input, t - this.delay);
+        if (!this.carried && !this.perPartition) this.ctx.advanceWatermark(this.input, t - this.delay);
       }
     }
     this.next.push(row);

@@ -291,6 +291,40 @@ export function watermarksCarried(plan: AnalyzedPlan, physical: PhysicalPlan, st
   return out;
 }
 
+/**
+ * Whether a stage runs a `withWatermark` of its own (not one carried by a source) over rows that
+ * come straight from source stages through a shuffle (a `union` or a `repartition` just after
+ * the sources): its tasks keep a watermark per source partition, which the source tasks tell
+ * whether they are behind (WatermarkTracker).
+ */
+export function watermarksPerSourcePartition(
+  plan: AnalyzedPlan,
+  physical: PhysicalPlan,
+  stage: StagePlan,
+): boolean {
+  const runsOne = stage.chain.some((op) =>
+    plan.watermarks.some((w) => w.operatorId === op.id && op.node.kind === 'watermark' && !op.node.carried),
+  );
+  return runsOne && stage.inputs.some((i) => i.kind === 'shuffle' && readsSource(physical, i.fromStage));
+}
+
+/** Whether a source stage's rows go straight to a stage that keeps watermarks per source partition. */
+export function feedsWatermarksPerSourcePartition(
+  plan: AnalyzedPlan,
+  physical: PhysicalPlan,
+  stage: StagePlan,
+): boolean {
+  return (
+    stage.inputs[0]?.kind === 'source' &&
+    stage.output.kind === 'shuffle' &&
+    watermarksPerSourcePartition(plan, physical, physical.stages[stage.output.toStage]!)
+  );
+}
+
+function readsSource(physical: PhysicalPlan, stageId: number): boolean {
+  return physical.stages[stageId]!.inputs[0]?.kind === 'source';
+}
+
 /** Text form of the physical plan (`q.explain()`). */
 export function explain(plan: AnalyzedPlan, physical: PhysicalPlan): string {
   const lines: string[] = [];

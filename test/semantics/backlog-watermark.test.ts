@@ -130,6 +130,26 @@ describe('a restart onto a backlog (real-time mode)', () => {
   });
 });
 
+for (const after of ['repartition', 'union']) {
+  describe(`a restart onto a backlog with the watermark declared after a ${after} of sources`, () => {
+    it('writes the windows a run without a stop writes, and drops no row as late', async () => {
+      const params = { case: 'tumbling', after, rowsPerSecond: 200 };
+      const expected = await uninterrupted(params, 40_000);
+      assert.equal(expected.late, 0);
+      const got = await restarted(params, 6_000, 20_000, 40_000);
+      assert.equal(got.late, 0, 'no row of the backlog is late');
+      assert.deepEqual(got.out, expected.out);
+    });
+
+    it('fires no event-time timer before every partition has passed its time', async () => {
+      const params = { case: 'timers', after, rowsPerSecond: 200, partitions: 3 };
+      const got = await restarted(params, 6_000, 20_000, 36_000);
+      assert.deepEqual(got.out, [], 'no card is ever silent for 4 s');
+      assert.equal(got.late, 0);
+    });
+  });
+}
+
 /** Update mode: the last update of each window and card (its counts only grow). */
 function lastUpdates(lines: readonly string[]): string[] {
   const last = new Map<string, { n: number; line: string }>();

@@ -54,6 +54,12 @@ export const FrameKind = {
    * The commit records what held the watermark back (`millrace checkpoint inspect`).
    */
   SOURCE_WATERMARK: 15,
+  /**
+   * Source task → the tasks that keep a watermark per source partition (a `withWatermark` just
+   * after a `union` or `repartition` of sources): whether the task's partition has input it has
+   * not read yet, `[1 | 0]`, sent when that changes (WatermarkTracker.channelBacklog).
+   */
+  BACKLOG: 16,
 } as const;
 
 export type FrameKind = (typeof FrameKind)[keyof typeof FrameKind];

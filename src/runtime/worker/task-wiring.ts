@@ -2,7 +2,12 @@ import { StateCheckpointer } from '../../checkpoint/state-checkpointer.js';
 import type { RowSink, StatefulOperator } from '../../operators/contract.js';
 import { hasTwoInputs } from '../../operators/contract.js';
 import type { AnalyzedPlan } from '../../plan/analyze.js';
-import { type PhysicalPlan, type StagePlan, watermarksCarried } from '../../plan/physical.js';
+import {
+  type PhysicalPlan,
+  type StagePlan,
+  watermarksCarried,
+  watermarksPerSourcePartition,
+} from '../../plan/physical.js';
 import { FrameKind } from '../channel/frame-kind.js';
 import type { HostContext } from './host-context.js';
 import { WatermarkTracker } from './watermark-tracker.js';
@@ -19,7 +24,12 @@ export function wireInputs(
   head: RowSink,
   stateful: StatefulOperator | null,
   host: HostContext,
-): { heads: RowSink[]; watermarks: WatermarkTracker } {
+): {
+  heads: RowSink[];
+  watermarks: WatermarkTracker;
+  /** Source index << 16 | partition → the input channel its rows come on (see below). */
+  partitionChannels: Map<number, number> | null;
+} {
   const sides = stateful !== null && hasTwoInputs(stateful) ? stateful.inputs : null;
   const heads: RowSink[] = [];
   // For each watermark input, the channels that relay its markers (see WatermarkTracker). A
@@ -28,6 +38,14 @@ export function wireInputs(
   // For each watermark input, the channels from the tasks that run its watermark operator: each
   // speaks for its own source partition.
   const producers: number[][] = plan.watermarks.map(() => []);
+  // A task that runs a watermark operator over rows straight from source tasks keeps a value per
+  // source partition: each channel from a source task is a producer of its own input, told of
+  // its partition's backlog by BACKLOG markers (real-time mode).
+  const perPartition = !host.microBatch && watermarksPerSourcePartition(plan, physical, stage);
+  const own = plan.watermarks
+    .filter((w) => stage.chain.some((op) => op.id === w.operatorId))
+    .map((w) => w.index);
+  const partitionChannels = perPartition ? new Map<number, number>() : null;
   for (const [i, input] of stage.inputs.entries()) {
     const from = input.kind === 'source' ? null : physical.stages[input.fromStage]!;
     const carried = from === null ? [] : [...watermarksCarried(plan, physical, from.id)];
@@ -35,9 +53,15 @@ export function wireInputs(
     const relayed = carried.filter((w) => !runs(w));
     const produced = carried.filter(runs);
     const rings = from === null ? 1 : from.partitions;
+    const source = from?.inputs[0]?.kind === 'source' ? from.inputs[0].source.index : -1;
     for (let r = 0; r < rings; r++) {
       for (const w of relayed) carriers[w]!.push(heads.length);
       for (const w of produced) producers[w]!.push(heads.length);
+      if (partitionChannels !== null && source >= 0) {
+        // Task r of a source stage reads partition r of its source.
+        partitionChannels.set((source << 16) | r, heads.length);
+        for (const w of own) producers[w]!.push(heads.length);
+      }
       heads.push(sides?.[i] ?? head);
     }
   }
@@ -53,7 +77,7 @@ export function wireInputs(
     producers,
   );
   watermarks.restore(host.initialWatermarks, host.initialLateWatermark);
-  return { heads, watermarks };
+  return { heads, watermarks, partitionChannels };
 }
 
 /**

@@ -12,7 +12,12 @@ import type {
 import { buildChain, isHolding, isStateful } from '../../operators/index.js';
 import { type EventTimeStats, WatermarkOperator } from '../../operators/watermark.js';
 import { type AnalyzedPlan, describeOperator } from '../../plan/analyze.js';
-import type { PhysicalPlan, StagePlan } from '../../plan/physical.js';
+import {
+  feedsWatermarksPerSourcePartition,
+  type PhysicalPlan,
+  type StagePlan,
+  watermarksPerSourcePartition,
+} from '../../plan/physical.js';
 import {
   FrameKind,
   frameKindName,
@@ -89,6 +94,11 @@ export class Task implements OperatorContext, SinkTask, SourceTask {
   private readonly ownWatermark: Uint8Array;
   /** What the task last said downstream: its source partition has input it has not read yet. */
   private toldBehind: boolean;
+  readonly watermarksPerPartition: boolean;
+  /** The task's rows go straight to tasks that keep watermarks per source partition: it sends BACKLOG. */
+  private readonly feedsPartitionWatermarks: boolean;
+  /** Source index << 16 | partition → input channel, where watermarks are kept per partition. */
+  private readonly partitionChannels: Map<number, number> | null;
   /** A source task's source (null for tasks that read shuffles). */
   private readonly source: TaskSource | null;
   private readonly sinkName: string;
@@ -135,19 +145,19 @@ export class Task implements OperatorContext, SinkTask, SourceTask {
     } else {
       this.output = new SinkOutput(createSinkRuntime(sink, host, this), this, host);
     }
+    this.watermarksPerPartition = !host.microBatch && watermarksPerSourcePartition(plan, physical, stage);
+    this.feedsPartitionWatermarks =
+      !host.microBatch && feedsWatermarksPerSourcePartition(plan, physical, stage);
     const ops = buildChain(stage.chain, this.output, this, plan);
     this.head = ops[0] ?? this.output;
     this.stateful = ops[0] !== undefined && isStateful(ops[0]) ? ops[0] : null;
     this.statefulName = this.stateful === null ? '' : describeOperator(stage.chain[0]!);
     this.ticking = this.stateful?.tick !== undefined && !host.microBatch;
-    ({ heads: this.heads, watermarks: this.watermarks } = wireInputs(
-      plan,
-      physical,
-      stage,
-      this.head,
-      this.stateful,
-      host,
-    ));
+    ({
+      heads: this.heads,
+      watermarks: this.watermarks,
+      partitionChannels: this.partitionChannels,
+    } = wireInputs(plan, physical, stage, this.head, this.stateful, host));
     this.watermarkOps = ops.filter((o): o is WatermarkOperator => o instanceof WatermarkOperator);
     this.ownWatermarks = plan.watermarks
       .filter((w) => stage.chain.some((op) => op.id === w.operatorId))
@@ -276,10 +286,14 @@ export class Task implements OperatorContext, SinkTask, SourceTask {
    */
   private sayBehind(): void {
     const source = this.source;
-    const behind = source !== null && (source.behind(this.host.passNow()) || this.held.any);
+    const behind =
+      source !== null
+        ? source.behind(this.host.passNow()) || this.held.any
+        : this.watermarksPerPartition && (this.held.any || this.watermarks.holding(this.ownWatermarks));
     if (behind === this.toldBehind) return;
     this.toldBehind = behind;
     for (const w of this.ownWatermarks) this.watermarks.touch(w);
+    if (this.feedsPartitionWatermarks) this.output.marker(FrameKind.BACKLOG, behind ? 1 : 0);
   }
 
   /** Runs a slice of work that waits for idle time (a checkpoint being written); false if none. */
@@ -410,6 +424,10 @@ export class Task implements OperatorContext, SinkTask, SourceTask {
         if (value > input.flushId) input.flushId = value;
         this.forwardFlush();
         return true;
+      case FrameKind.BACKLOG:
+        if (this.watermarks.channelBacklog(input.index, value !== 0, this.host.passNow()))
+          this.stateful?.onWatermark(this.watermarks.watermark);
+        return true;
       case FrameKind.WATERMARK: {
         const arg = tagArg(ring.tag);
         const behind = (arg & WATERMARK_ARG_BEHIND) !== 0;
@@ -456,7 +474,8 @@ export class Task implements OperatorContext, SinkTask, SourceTask {
   private forwardWatermarks(): void {
     // What the task says of its backlog is brought up to date first: a marker forwarded next (a
     // flush probe) must not overtake the report that the partition caught up.
-    if (this.ownWatermarks.length > 0 && !this.microBatch) this.sayBehind();
+    if ((this.ownWatermarks.length > 0 || this.feedsPartitionWatermarks) && !this.microBatch)
+      this.sayBehind();
     this.watermarks.flush(this.sendWatermark);
   }
 
@@ -589,6 +608,18 @@ export class Task implements OperatorContext, SinkTask, SourceTask {
     if (this.watermarks.advance(input, value, this.host.passNow())) {
       this.stateful?.onWatermark(this.watermarks.watermark);
     }
+  }
+
+  advancePartitionWatermark(input: number, value: number): void {
+    const m = this.meta;
+    const channel = this.partitionChannels?.get((m.sourceIndex << 16) | m.sourcePartition);
+    // A row of a source whose tasks do not feed this one directly counts as Spark's do.
+    const now = this.host.passNow();
+    const advanced =
+      channel === undefined
+        ? this.watermarks.advance(input, value, now)
+        : this.watermarks.fromPartition(channel, input, value, now);
+    if (advanced) this.stateful?.onWatermark(this.watermarks.watermark);
   }
 
   lateRow(op: OperatorRef, row: unknown): void {

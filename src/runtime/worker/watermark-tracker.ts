@@ -191,6 +191,49 @@ export class WatermarkTracker {
     return this.settle(input, now);
   }
 
+  /**
+   * A row that came on producer channel `channel` moved its source partition's value of `input`
+   * (a task that keeps a watermark per source partition: see wireInputs). Returns true when the
+   * watermark in force advanced.
+   */
+  fromPartition(channel: number, input: number, value: number, now: number): boolean {
+    const at = input * this.channels + channel;
+    if (!(value > this.heard[at]!)) return false;
+    this.heard[at] = value;
+    this.since[at] = now;
+    return this.settleProducers(input, now);
+  }
+
+  /**
+   * The source task on `channel` says whether its partition has input it has not read yet (a
+   * BACKLOG marker), for every input the channel produces. Returns true when the watermark in
+   * force advanced.
+   */
+  channelBacklog(channel: number, behind: boolean, now: number): boolean {
+    if (this.perBatch) return false;
+    let advanced = false;
+    const said = behind ? BEHIND : CAUGHT_UP;
+    for (let input = 0; input < this.producers.length; input++) {
+      const at = input * this.channels + channel;
+      if (this.producer[at] !== 1 || this.said[at] === said || this.said[at] === ENDED) continue;
+      if (this.said[at] === UNHEARD || said === BEHIND) this.since[at] = now;
+      this.said[at] = said;
+      if (this.settleProducers(input, now)) advanced = true;
+    }
+    return advanced;
+  }
+
+  /** Whether a producer of one of `inputs` is behind, or not heard from yet. */
+  holding(inputs: readonly number[]): boolean {
+    for (const input of inputs) {
+      for (const c of this.producers[input] ?? []) {
+        const said = this.said[input * this.channels + c];
+        if (said === UNHEARD || said === BEHIND) return true;
+      }
+    }
+    return false;
+  }
+
   /** Channel `channel` ended: it no longer holds back the inputs it carried. */
   channelEnded(channel: number, now: number): boolean {
     let advanced = false;
