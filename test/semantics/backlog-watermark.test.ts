@@ -1,4 +1,6 @@
 import assert from 'node:assert/strict';
+import { renameSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { type StreamingQuery, startQuery } from '../../src/index.js';
 import { tempDirs } from '../fixtures/temp-dirs.js';
@@ -126,6 +128,42 @@ describe('a restart onto a backlog (real-time mode)', () => {
     const expected = await uninterrupted(params, 40_000);
     const got = await restarted(params, 6_000, 20_000, 40_000);
     assert.equal(got.late, 0);
+    assert.deepEqual(got.out, expected.out);
+  });
+});
+
+describe('a restart onto files that arrived while no run was going (the files source)', () => {
+  /** File `i` holds 5 s of payments, 40 a second, from second 5 × i. */
+  const writeFile = (dir: string, i: number) => {
+    const lines: string[] = [];
+    for (let k = 0; k < 200; k++) {
+      const ts = i * 5_000 + k * 25;
+      lines.push(JSON.stringify({ cardId: `c${k % 3}`, amount: (k % 7) + 1, ts }));
+    }
+    writeFileSync(join(dir, `.part-${i}.tmp`), `${lines.join('\n')}\n`);
+    renameSync(join(dir, `.part-${i}.tmp`), join(dir, `part-${i}.jsonl`));
+  };
+
+  it('writes the windows one run over every file writes, and drops no row as late', async () => {
+    const all = tempDir();
+    for (let i = 0; i < 8; i++) writeFile(all, i);
+    const expected = await finish(
+      await startQuery(backlog, { clock: 'manual', params: { source: 'files', path: all } }),
+    );
+    assert.equal(expected.out.length, 9, 'windows [0,10), [10,20) and [20,30) of three cards');
+
+    const path = tempDir();
+    const checkpointLocation = tempDir();
+    for (let i = 0; i < 2; i++) writeFile(path, i);
+    const params = { source: 'files', path };
+    const first = await startQuery(backlog, { clock: 'manual', params, checkpointLocation });
+    await first.processAllAvailable();
+    await first.stop();
+    for (let i = 2; i < 8; i++) writeFile(path, i);
+    const got = await finish(
+      await startQuery(backlog, { clock: 'manual', params, checkpointLocation, continueFrom: first }),
+    );
+    assert.equal(got.late + first.lateRows().length, 0);
     assert.deepEqual(got.out, expected.out);
   });
 });
