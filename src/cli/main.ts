@@ -1,9 +1,9 @@
 import { readFileSync } from 'node:fs';
 import { runBench } from './bench/index.js';
-import { checkpointCommand } from './checkpoint.js';
-import { demoCommand } from './demo.js';
+import { CHECKPOINT_USAGE, checkpointCommand } from './checkpoint.js';
+import { DEMO_USAGE, demoCommand } from './demo.js';
 import { type CliIO, ExitCode, processIO } from './io.js';
-import { runCommand } from './run.js';
+import { RUN_USAGE, runCommand } from './run.js';
 
 const USAGE = `Millrace — low-latency stream processing for Node.js
 
@@ -32,6 +32,11 @@ Exit codes: 0 done, 1 query failed (checkpoint: a problem found), 2 bad usage or
 /** The `millrace` command line. Returns the exit code. */
 export async function main(argv: string[], io: CliIO = processIO()): Promise<number> {
   const [command, ...rest] = argv;
+  const usage = command === undefined ? undefined : COMMAND_USAGE[command];
+  if (usage !== undefined && asksForHelp(rest)) {
+    io.out(usage);
+    return ExitCode.OK;
+  }
   switch (command) {
     case 'run':
       return runCommand(rest, io);
@@ -57,6 +62,22 @@ export async function main(argv: string[], io: CliIO = processIO()): Promise<num
       io.err(`millrace: unknown command '${command}'\n\n${USAGE}`);
       return ExitCode.USAGE;
   }
+}
+
+/** The usage each command prints for `--help` (bench prints its own, per scenario). */
+const COMMAND_USAGE: Readonly<Record<string, string>> = {
+  run: RUN_USAGE,
+  demo: DEMO_USAGE,
+  checkpoint: CHECKPOINT_USAGE,
+};
+
+/** `--help` or `-h` among a command's arguments (before a `--`, after which arguments are a job's). */
+function asksForHelp(args: readonly string[]): boolean {
+  for (const a of args) {
+    if (a === '--') return false;
+    if (a === '--help' || a === '-h') return true;
+  }
+  return false;
 }
 
 function version(): string {

@@ -146,6 +146,22 @@ describe('millrace run', () => {
     assert.equal(await main(['--help'], t.io), 0);
     assert.match(t.stdout(), /millrace demo/);
   });
+
+  it('prints the usage of every command for --help, and exits 0', async () => {
+    for (const [args, usage] of [
+      [['run', '--help'], /^Usage: millrace run <job>/],
+      [['run', 'jobs/payments.ts', '-h'], /^Usage: millrace run <job>/],
+      [['demo', '--help'], /^Usage: millrace demo/],
+      [['checkpoint', 'inspect', '--help'], /^Usage: millrace checkpoint inspect <dir>/],
+      [['bench', '--help'], /^millrace bench <scenario>/],
+      [['bench', 'fraud', '--help'], /^millrace bench fraud/],
+    ] as const) {
+      const t = fakeIO();
+      assert.equal(await main([...args], t.io), 0, args.join(' '));
+      assert.match(t.stdout(), usage, args.join(' '));
+      assert.equal(t.stderr(), '', args.join(' '));
+    }
+  });
 });
 
 describe('millrace demo', () => {

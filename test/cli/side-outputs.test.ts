@@ -7,7 +7,8 @@ import { main } from '../../src/cli/main.js';
 import type { Reading } from '../fixtures/jobs/side-outputs.js';
 import { tempDirs } from '../fixtures/temp-dirs.js';
 import { TestBroker } from '../kafka/broker/index.js';
-import { KCAT_UNAVAILABLE, kcatAvailable, kcatConsume } from '../kafka/kcat.js';
+import { kcatConsume } from '../kafka/kcat.js';
+import { KCAT, missing } from '../peers.js';
 import { fakeIO } from './fake-io.js';
 
 const job = fileURLToPath(new URL('../fixtures/jobs/side-outputs.js', import.meta.url));
@@ -134,7 +135,7 @@ describe('millrace run --dead-letters and --late-rows', () => {
 });
 
 describe('millrace run --dead-letters-kafka and --late-rows-kafka (test broker, read back with kcat)', {
-  skip: kcatAvailable() ? false : KCAT_UNAVAILABLE,
+  skip: missing(KCAT),
 }, () => {
   let broker: TestBroker;
 

@@ -6,7 +6,8 @@ import { fileURLToPath } from 'node:url';
 import type { Payment } from '../fixtures/jobs/kafka.js';
 import { TestBroker } from '../kafka/broker/index.js';
 import { kafkaClient } from '../kafka/kafkajs-helpers.js';
-import { kcatAvailable, kcatConsume } from '../kafka/kcat.js';
+import { kcatConsume } from '../kafka/kcat.js';
+import { KCAT, missing } from '../peers.js';
 import {
   type CrashTestResult,
   commits,
@@ -154,7 +155,7 @@ export async function kafkaCrashTest(options: KafkaCrashTestOptions): Promise<Cr
     // The output as a read_committed reader sees it: kcat, an independent client, where it is
     // installed (CI installs it); the broker's own committed view otherwise.
     const written: unknown[] = [];
-    if (kcatAvailable()) {
+    if (missing(KCAT) === false) {
       for (const m of await kcatConsume(broker.bootstrap, 'out', { isolation: 'read_committed' })) {
         written.push(JSON.parse(m.value!));
       }

@@ -10,9 +10,10 @@ import {
 } from '../../src/connectors/kafka/group-membership.js';
 import { platformaticUnsupported } from '../../src/connectors/kafka/platformatic-membership.js';
 import type { MemberReply } from '../fixtures/group-member.js';
+import { LIBRDKAFKA_MOCK, missing } from '../peers.js';
 import { TestBroker } from './broker/index.js';
 import { within } from './kafkajs-helpers.js';
-import { MOCK_UNAVAILABLE, mockClusterAvailable, startMockCluster } from './mock-cluster.js';
+import { startMockCluster } from './mock-cluster.js';
 
 const MEMBER = fileURLToPath(new URL('../fixtures/group-member.js', import.meta.url));
 const SESSION_MS = 3000;
@@ -84,7 +85,7 @@ const peers: { name: string; skip: string | false; start: () => Promise<Peer> }[
   },
   {
     name: "librdkafka's mock cluster",
-    skip: mockClusterAvailable() ? false : MOCK_UNAVAILABLE,
+    skip: missing(LIBRDKAFKA_MOCK),
     start: async () => {
       const cluster = await startMockCluster({ brokers: 1, topics: [] });
       return {

@@ -6,11 +6,12 @@ import { fileURLToPath } from 'node:url';
 import type { Producer } from 'kafkajs';
 import type { Payment } from '../fixtures/jobs/kafka.js';
 import { tempDirs } from '../fixtures/temp-dirs.js';
+import { KCAT, LIBRDKAFKA_MOCK, missing, NETNS } from '../peers.js';
 import { TestBroker } from './broker/index.js';
 import { eventsOf, eventually, kafkaClient } from './kafkajs-helpers.js';
-import { KCAT_UNAVAILABLE, kcatAvailable, kcatConsume } from './kcat.js';
-import { MOCK_UNAVAILABLE, mockClusterAvailable, startMockCluster } from './mock-cluster.js';
-import { type Hosts, makeHosts, netnsUnavailable } from './netns.js';
+import { kcatConsume } from './kcat.js';
+import { startMockCluster } from './mock-cluster.js';
+import { type Hosts, makeHosts } from './netns.js';
 
 const BIN = fileURLToPath(new URL('../../../bin/millrace.js', import.meta.url));
 const JOB = fileURLToPath(new URL('../fixtures/jobs/kafka.js', import.meta.url));
@@ -176,7 +177,7 @@ const peers: Peer[] = [
   {
     // Its transactions are not real, and its controller id breaks kafkajs' idempotent producer.
     name: "librdkafka's mock cluster, with the at-least-once sink",
-    skip: mockClusterAvailable() ? false : MOCK_UNAVAILABLE,
+    skip: missing(LIBRDKAFKA_MOCK),
     exactlyOnce: false,
     start: () => startMockCluster({ brokers: 1, topics: [] }),
   },
@@ -234,7 +235,7 @@ for (const peer of peers) {
         .sort((a, b) => a - b);
     const distinct = async () => new Set(await output()).size;
     it(`shares six partitions two by two; after a SIGKILL the survivors take its tasks, and kcat reads every row ${peer.exactlyOnce ? 'exactly once' : 'at least once'}`, {
-      skip: kcatAvailable() ? false : KCAT_UNAVAILABLE,
+      skip: missing(KCAT),
     }, async (t) => {
       const checkpoint = tempDir();
       const members = [0, 1, 2].map(() => member(broker.bootstrap, checkpoint, extra));
@@ -266,16 +267,14 @@ for (const peer of peers) {
       {
         skip: !peer.exactlyOnce
           ? "kafkajs' admin calls go to the mock cluster's controller, whose id names no broker, so the repartition topic cannot be made"
-          : kcatAvailable()
-            ? false
-            : KCAT_UNAVAILABLE,
+          : missing(KCAT),
       },
       (t) => countCardsAcrossSigkill(t, { bootstrap: broker.bootstrap, produce, payments }),
     );
   });
 }
 
-describe('millrace run --group, three hosts in network namespaces', { skip: netnsUnavailable() }, () => {
+describe('millrace run --group, three hosts in network namespaces', { skip: missing(NETNS) }, () => {
   let hosts: Hosts;
   let broker: TestBroker;
   let producer: Producer;
@@ -295,7 +294,7 @@ describe('millrace run --group, three hosts in network namespaces', { skip: netn
   });
 
   it('counts by card exactly, each member on a host of its own reaching the broker over veth, across a SIGKILL', {
-    skip: kcatAvailable() ? false : KCAT_UNAVAILABLE,
+    skip: missing(KCAT),
   }, async (t) => {
     await countCardsAcrossSigkill(
       t,

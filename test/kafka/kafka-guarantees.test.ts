@@ -14,9 +14,10 @@ import {
 } from '../../src/index.js';
 import type { Payment } from '../fixtures/jobs/kafka.js';
 import { tempDirs } from '../fixtures/temp-dirs.js';
+import { KCAT, missing } from '../peers.js';
 import { TestBroker } from './broker/index.js';
 import { kafkaClient } from './kafkajs-helpers.js';
-import { KCAT_UNAVAILABLE, kcatAvailable, kcatConsume } from './kcat.js';
+import { kcatConsume } from './kcat.js';
 
 const job = new URL('../fixtures/jobs/kafka.js', import.meta.url);
 const tempDir = tempDirs('millrace-kafka-guarantees');
@@ -437,7 +438,7 @@ describe('Kafka source and sink guarantees (test broker)', () => {
   });
 
   it('kcat, reading read_committed, sees an exactly-once sink’s rows once', {
-    skip: !kcatAvailable() && KCAT_UNAVAILABLE,
+    skip: missing(KCAT),
   }, async () => {
     const input = topic(1);
     const output = topic(1);

@@ -3,10 +3,11 @@ import { after, before, describe, it } from 'node:test';
 import { Kafka, logLevel, type Producer } from 'kafkajs';
 import { type MillraceError, type StreamingQuery, startQuery } from '../../src/index.js';
 import type { Payment } from '../fixtures/jobs/kafka.js';
+import { KCAT, LIBRDKAFKA_MOCK, missing } from '../peers.js';
 import { kcatConsume } from './kcat.js';
-import { kafkaPeersMissing, type MockCluster, startMockCluster } from './mock-cluster.js';
+import { type MockCluster, startMockCluster } from './mock-cluster.js';
 
-const peersMissing = kafkaPeersMissing();
+const peersMissing = missing(LIBRDKAFKA_MOCK, KCAT);
 const job = new URL('../fixtures/jobs/kafka.js', import.meta.url);
 
 const pay = (card: string, amount: number, ts = 0): Payment => ({ card, amount, ts });

@@ -12,10 +12,11 @@ import {
 } from '../../src/index.js';
 import type { Payment } from '../fixtures/jobs/kafka.js';
 import { tempDirs } from '../fixtures/temp-dirs.js';
+import { KCAT, LIBRDKAFKA_MOCK, missing } from '../peers.js';
 import { kcatConsume, kcatProduce } from './kcat.js';
-import { kafkaPeersMissing, type MockCluster, startMockCluster } from './mock-cluster.js';
+import { type MockCluster, startMockCluster } from './mock-cluster.js';
 
-const peersMissing = kafkaPeersMissing();
+const peersMissing = missing(LIBRDKAFKA_MOCK, KCAT);
 
 /** The client libraries a Kafka source reads with, each skipped with the reason where it cannot run. */
 const READERS = [

@@ -37,9 +37,6 @@ export interface KcatMessage {
   headers?: [string, string | null][];
 }
 
-/** The skip reason for tests when {@link kcatAvailable} is false. */
-export const KCAT_UNAVAILABLE = 'kcat is not installed (apt-get install kcat)';
-
 let available: boolean | undefined;
 
 /** Whether the kcat command runs here. Checked once per process. */

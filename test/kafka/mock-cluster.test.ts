@@ -1,17 +1,12 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { Kafka, logLevel, type Producer } from 'kafkajs';
+import { KCAT, LIBRDKAFKA_MOCK, missing } from '../peers.js';
 import { within } from './kafkajs-helpers.js';
 import { kcatConsume, kcatProduce } from './kcat.js';
-import {
-  kafkaPeersMissing,
-  MOCK_UNAVAILABLE,
-  type MockCluster,
-  mockClusterAvailable,
-  startMockCluster,
-} from './mock-cluster.js';
+import { type MockCluster, startMockCluster } from './mock-cluster.js';
 
-const peersMissing = kafkaPeersMissing();
+const peersMissing = missing(LIBRDKAFKA_MOCK, KCAT);
 
 /** Kafka API key and error codes used below (see the Kafka protocol guide). */
 const PRODUCE_API = 0;
@@ -192,7 +187,7 @@ describe('librdkafka mock cluster', { skip: peersMissing }, () => {
   });
 });
 
-describe('mock cluster launcher', { skip: mockClusterAvailable() ? false : MOCK_UNAVAILABLE }, () => {
+describe('mock cluster launcher', { skip: missing(LIBRDKAFKA_MOCK) }, () => {
   it('rejects a bad topic before starting anything', async () => {
     await assert.rejects(startMockCluster({ topics: [{ name: 'a b', partitions: 1 }] }), /bad topic name/);
     await assert.rejects(startMockCluster({ topics: [{ name: 'a', partitions: 0 }] }), /bad partition count/);

@@ -24,7 +24,6 @@ import { existsSync, mkdirSync, renameSync, rmSync, statSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
-import { KCAT_UNAVAILABLE, kcatAvailable } from './kcat.js';
 
 /** This file runs from dist/test/kafka/; the source stays in test/kafka/, the binary goes to dist/test-bin/. */
 const SOURCE = fileURLToPath(new URL('../../../test/kafka/mock-cluster.c', import.meta.url));
@@ -74,7 +73,7 @@ let available: boolean | undefined;
 
 /**
  * Whether the launcher can run here: already built, or a C compiler and librdkafka's headers (Debian's
- * librdkafka-dev) are present. Checked once per process; tests skip with {@link MOCK_UNAVAILABLE} otherwise.
+ * librdkafka-dev) are present. Checked once per process (test/peers.ts: LIBRDKAFKA_MOCK).
  */
 export function mockClusterAvailable(): boolean {
   if (available === undefined) {
@@ -93,18 +92,6 @@ export function mockClusterAvailable(): boolean {
     }
   }
   return available;
-}
-
-/** The skip reason for tests when {@link mockClusterAvailable} is false. */
-export const MOCK_UNAVAILABLE = 'no C compiler or librdkafka headers (apt-get install gcc librdkafka-dev)';
-
-/**
- * Why tests against the mock cluster with kcat cross-checks cannot run here (a `skip` reason), or
- * false when both peers are present.
- */
-export function kafkaPeersMissing(): string | false {
-  if (!mockClusterAvailable()) return MOCK_UNAVAILABLE;
-  return kcatAvailable() ? false : KCAT_UNAVAILABLE;
 }
 
 function isFresh(): boolean {

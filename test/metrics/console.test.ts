@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { existsSync, mkdirSync } from 'node:fs';
+import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
 import { type Browser, chromium, type Page } from 'playwright-core';
@@ -7,10 +7,10 @@ import { Registry } from 'prom-client';
 import { startQuery } from '../../src/index.js';
 import { serveMetrics } from '../../src/metrics/server.js';
 import { type Tick, tick } from '../fixtures/jobs/chains.js';
+import { CHROMIUM, CHROMIUM_PATH, missing } from '../peers.js';
 
 const job = new URL('../fixtures/jobs/chains.js', import.meta.url);
 const range = (from: number, to: number) => Array.from({ length: to - from + 1 }, (_, i) => tick(from + i));
-const CHROMIUM = '/usr/bin/chromium';
 /** The page's document, as the functions run in the browser see it. */
 declare const document: {
   body: { dataset: Record<string, string | undefined> };
@@ -26,7 +26,7 @@ after(async () => {
 
 async function openBrowser(): Promise<Browser> {
   browser ??= await chromium.launch({
-    executablePath: CHROMIUM,
+    executablePath: CHROMIUM_PATH,
     args: [
       '--headless',
       '--no-sandbox',
@@ -46,7 +46,7 @@ async function openBrowser(): Promise<Browser> {
 const points = (page: Page, n: number) =>
   page.waitForFunction((want) => Number(document.body.dataset.points ?? 0) >= want, n, { timeout: 20_000 });
 
-describe('the web console', { skip: existsSync(CHROMIUM) ? false : `${CHROMIUM} is not installed` }, () => {
+describe('the web console', { skip: missing(CHROMIUM) }, () => {
   it('shows the plan of a running query in headless Chromium, and charts that move as it reports', async () => {
     const registry = new Registry();
     const q = await startQuery(job, {

@@ -11,6 +11,7 @@ import { startQuery } from '../../src/index.js';
 import { serveMetrics } from '../../src/metrics/server.js';
 import { type Tick, tick } from '../fixtures/jobs/chains.js';
 import { tempDirs } from '../fixtures/temp-dirs.js';
+import { missing, PROMETHEUS } from '../peers.js';
 
 const job = new URL('../fixtures/jobs/chains.js', import.meta.url);
 const range = (from: number, to: number) => Array.from({ length: to - from + 1 }, (_, i) => tick(from + i));
@@ -46,7 +47,7 @@ async function poll<T>(what: string, ms: number, probe: () => Promise<T | undefi
   throw new Error(`${what}: nothing within ${ms} ms${last === undefined ? '' : ` (${String(last)})`}`);
 }
 
-describe('a real Prometheus server', () => {
+describe('a real Prometheus server', { skip: missing(PROMETHEUS) }, () => {
   it('scrapes a running query and its HTTP API returns the millrace_ series as they move', async () => {
     const registry = new Registry();
     const q = await startQuery(job, {

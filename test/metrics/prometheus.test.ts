@@ -8,6 +8,7 @@ import { type StreamingQuery, startQuery } from '../../src/index.js';
 import { serveMetrics } from '../../src/metrics/server.js';
 import { type Tick, tick } from '../fixtures/jobs/chains.js';
 import { tempDirs } from '../fixtures/temp-dirs.js';
+import { missing, PROMTOOL } from '../peers.js';
 
 const job = new URL('../fixtures/jobs/chains.js', import.meta.url);
 const range = (from: number, to: number) => Array.from({ length: to - from + 1 }, (_, i) => tick(from + i));
@@ -168,7 +169,9 @@ describe('Prometheus metrics of a query', () => {
     }
   });
 
-  it('are an exposition promtool accepts, served at /metrics on loopback', async () => {
+  it('are an exposition promtool accepts, served at /metrics on loopback', {
+    skip: missing(PROMTOOL),
+  }, async () => {
     const registry = new Registry();
     const q = await start(registry, 'ticks', tempDir());
     const server = await serveMetrics({ port: 0, registry });

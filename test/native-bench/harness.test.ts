@@ -1,25 +1,16 @@
 import assert from 'node:assert/strict';
-import { execFile, execFileSync } from 'node:child_process';
+import { execFile } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
+import { CXX, missing } from '../peers.js';
 
 const execFileAsync = promisify(execFile);
 
 /** This file runs from dist/test/native-bench/; the compiled harness sits in dist/native-bench/. */
 const HARNESS = fileURLToPath(new URL('../../native-bench/harness.js', import.meta.url));
 const BINARY = fileURLToPath(new URL('../../../native-bench/build/ring', import.meta.url));
-
-function canBuildNative(): boolean {
-  if (existsSync(BINARY)) return true;
-  try {
-    execFileSync(process.env.CXX || 'g++', ['--version'], { stdio: 'ignore' });
-    return true;
-  } catch {
-    return false;
-  }
-}
 
 interface Summary {
   median: number;
@@ -44,7 +35,7 @@ function assertFigure(s: Summary | null | undefined, what: string): void {
 // A smoke test only: benchmarks report targets, tests never assert a speed.
 describe('native ring benchmark harness', () => {
   it('runs in --quick --json mode and reports R1, R2 and R3 for the TS and native rings', {
-    skip: canBuildNative() ? false : 'no C++ compiler (g++ or $CXX) to build native-bench/ring.cpp',
+    skip: existsSync(BINARY) ? false : missing(CXX),
     timeout: 150_000,
   }, async () => {
     const { stdout } = await execFileAsync(process.execPath, [HARNESS, '--quick', '--json'], {
