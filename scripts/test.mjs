@@ -24,12 +24,12 @@ if (files.length === 0) {
   console.error(`no test file under ${root} matches ${patterns.join(', ')}`);
   process.exit(1);
 }
-// The spec reporter (the default of Node 22 and later; Node 20's is TAP), and a list of the
-// skipped tests and why at the end (scripts/skip-summary.mjs).
+// The spec reporter (the default of Node 22 and later; Node 20's is TAP), and at the end the
+// slowest files and the skipped tests with why (scripts/run-summary.mjs).
 const reporters = [
   '--test-reporter=spec',
   '--test-reporter-destination=stdout',
-  `--test-reporter=${new URL('./skip-summary.mjs', import.meta.url).href}`,
+  `--test-reporter=${new URL('./run-summary.mjs', import.meta.url).href}`,
   '--test-reporter-destination=stdout',
 ];
 const run = spawnSync(

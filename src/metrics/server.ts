@@ -1,8 +1,7 @@
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { register as defaultRegistry, type Registry } from 'prom-client';
+import type { Registry } from 'prom-client';
 import { ErrorCode, MillraceError } from '../errors.js';
-import { serveAsset, serveEvents, serveQueries } from './console.js';
 
 export interface MetricsServerOptions {
   /** The port (0: any free one). */
@@ -35,7 +34,10 @@ export interface MetricsServer {
  * kept between scrapes.
  */
 export async function serveMetrics(options: MetricsServerOptions): Promise<MetricsServer> {
-  const registry = options.registry ?? defaultRegistry;
+  // prom-client, and the console that reads its metrics, load with the first server, not with the
+  // public API (see launchQuery).
+  const registry = options.registry ?? (await import('prom-client')).register;
+  const { serveAsset, serveEvents, serveQueries } = await import('./console.js');
   const host = options.host ?? '127.0.0.1';
   const withConsole = options.console ?? true;
   const streams = new Set<() => void>();

@@ -29,7 +29,7 @@ describe('a Kafka → query → Kafka job killed with SIGKILL at random moments 
   });
 
   for (const [trigger, kills] of [
-    ['realTime', 20],
+    ['realTime', 6],
     ['microBatch', 6],
   ] as const) {
     it(`a read_committed reader sees every output row exactly once (${trigger}, ${kills} kills)`, async () => {

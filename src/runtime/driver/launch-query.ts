@@ -6,7 +6,7 @@ import { checkSinkCapabilities } from '../../connectors/checks.js';
 import { type ResolvedLayouts, withLayouts } from '../../connectors/layouts.js';
 import { resolveLayouts } from '../../connectors/resolve.js';
 import { ErrorCode, invalidArgument, MillraceError } from '../../errors.js';
-import { type MetricsOptions, meterQuery } from '../../metrics/prometheus.js';
+import type { MetricsOptions } from '../../metrics/prometheus.js';
 import { checkAsyncProgressTracking, checkSinkMode, checkSourceEvolution } from '../../plan/analyze.js';
 import { planFingerprint } from '../../plan/fingerprint.js';
 import { keepsWholeRows, planPhysical } from '../../plan/physical.js';
@@ -190,7 +190,12 @@ export async function launchQuery(
     const q = new StreamingQuery(config, { console: options.console ?? defaultConsole, openAttempt });
     await q.launch(options.startTimeoutMs ?? 60_000, options.initialData ?? {}, options.continueFrom);
     // A group's task may move to another process, which reports it from then on.
-    if (options.metrics !== false) meterQuery(q, options.metrics, { forgetAtEnd: scope !== null });
+    if (options.metrics !== false) {
+      // Loaded here, not with the module: the worker threads import the job, and with it the
+      // public API, but never meter a query, and prom-client costs each of them its load time.
+      const { meterQuery } = await import('../../metrics/prometheus.js');
+      meterQuery(q, options.metrics, { forgetAtEnd: scope !== null });
+    }
     return q;
   } catch (e) {
     // A query that did not start releases its checkpoint (launch failures already did).
