@@ -187,15 +187,14 @@ export async function launchQuery(
         throw e;
       }
     };
+    // Loaded here, not with the module: the worker threads import the job, and with it the public
+    // API, but never meter a query, and prom-client costs each of them its load time. Before the
+    // launch: nothing may come between it and the caller's continuation, which hears 'started'.
+    const metering = options.metrics === false ? null : await import('../../metrics/prometheus.js');
     const q = new StreamingQuery(config, { console: options.console ?? defaultConsole, openAttempt });
     await q.launch(options.startTimeoutMs ?? 60_000, options.initialData ?? {}, options.continueFrom);
     // A group's task may move to another process, which reports it from then on.
-    if (options.metrics !== false) {
-      // Loaded here, not with the module: the worker threads import the job, and with it the
-      // public API, but never meter a query, and prom-client costs each of them its load time.
-      const { meterQuery } = await import('../../metrics/prometheus.js');
-      meterQuery(q, options.metrics, { forgetAtEnd: scope !== null });
-    }
+    metering?.meterQuery(q, options.metrics || undefined, { forgetAtEnd: scope !== null });
     return q;
   } catch (e) {
     // A query that did not start releases its checkpoint (launch failures already did).
