@@ -175,13 +175,7 @@ export class WatermarkTracker {
         this.since[at] = now;
         moved = true;
       }
-      const said = behind ? BEHIND : CAUGHT_UP;
-      if (this.said[at] !== said) {
-        // A partition that starts to lag counts as active from now (its idle time starts over).
-        if (this.said[at] === UNHEARD || said === BEHIND) this.since[at] = now;
-        this.said[at] = said;
-        moved = true;
-      }
+      if (this.sayBacklog(at, behind, now)) moved = true;
       return moved && this.settleProducers(input, now);
     }
     const carriers = this.carriers[input];
@@ -212,15 +206,22 @@ export class WatermarkTracker {
   channelBacklog(channel: number, behind: boolean, now: number): boolean {
     if (this.perBatch) return false;
     let advanced = false;
-    const said = behind ? BEHIND : CAUGHT_UP;
     for (let input = 0; input < this.producers.length; input++) {
       const at = input * this.channels + channel;
-      if (this.producer[at] !== 1 || this.said[at] === said || this.said[at] === ENDED) continue;
-      if (this.said[at] === UNHEARD || said === BEHIND) this.since[at] = now;
-      this.said[at] = said;
-      if (this.settleProducers(input, now)) advanced = true;
+      if (this.producer[at] !== 1 || this.said[at] === ENDED) continue;
+      if (this.sayBacklog(at, behind, now) && this.settleProducers(input, now)) advanced = true;
     }
     return advanced;
+  }
+
+  /** A producer channel says whether its partition is behind; returns whether that changed. */
+  private sayBacklog(at: number, behind: boolean, now: number): boolean {
+    const said = behind ? BEHIND : CAUGHT_UP;
+    if (this.said[at] === said) return false;
+    // A partition that starts to lag counts as active from now (its idle time starts over).
+    if (this.said[at] === UNHEARD || said === BEHIND) this.since[at] = now;
+    this.said[at] = said;
+    return true;
   }
 
   /** Whether a producer of one of `inputs` is behind, or not heard from yet. */
