@@ -166,12 +166,22 @@ export interface TaskCounters {
 }
 
 export type HostMessage =
-  | { readonly type: 'ready'; readonly hostIndex: number }
+  | {
+      readonly type: 'ready';
+      readonly hostIndex: number;
+      /** The thread the host runs on (the driver ends it when the run does not end cleanly). */
+      readonly threadId: number;
+    }
   | {
       readonly type: 'report';
       readonly hostIndex: number;
       /** The REPORT_GEN it answers; -1 for the final report when the host ends. */
       readonly gen: number;
+      /**
+       * On the final report: every task ran to its end (no failure, no abort), and the thread goes
+       * back to the process's reserve for the next query.
+       */
+      readonly clean?: boolean;
       readonly tasks: readonly TaskCounters[];
       readonly latency: EncodedLatency;
     }

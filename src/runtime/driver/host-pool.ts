@@ -1,11 +1,12 @@
 import { MessageChannel, type MessagePort } from 'node:worker_threads';
-import type { Piscina } from 'piscina';
 import { deserializeError, ErrorCode, MillraceError } from '../../errors.js';
 import type { HostMessage, HostSpec } from '../messages.js';
-import { longTaskPool } from './long-task-pool.js';
+import { LongTask } from './long-task-pool.js';
 
 /** How long the driver waits for a finished host's final report. */
 const FINAL_REPORT_GRACE_MS = 1000;
+/** How long a host that ended cleanly may take to give its thread back before the thread is ended. */
+const RETURN_GRACE_MS = 5000;
 
 const WORKER_FILE = new URL('../worker/worker-entry.js', import.meta.url).href;
 
@@ -21,8 +22,11 @@ export interface HostPoolEvents {
 }
 
 interface HostState {
+  task: LongTask;
   ready: boolean;
   done: boolean;
+  /** Its final report said every task ran to its end: the thread goes back to the reserve. */
+  clean: boolean;
   port: MessagePort;
   /** Settles when the port closes: at shutdown, or earlier when the worker thread died. */
   closed: Promise<unknown>;
@@ -30,11 +34,11 @@ interface HostState {
 
 /**
  * The worker threads hosting a query's tasks: one long-running Piscina task per host (Piscina is
- * never called per record), each with a message port of its own for its reports, failures and
- * sink commits. It knows which hosts are ready and which are done.
+ * never called per record) on a thread of the process's reserve ({@link LongTask}), each with a
+ * message port of its own for its reports, failures and sink commits. It knows which hosts are
+ * ready and which are done.
  */
 export class HostPool {
-  private readonly pool: Piscina;
   private readonly hosts: HostState[] = [];
   private readyWaiter: { resolve: () => void; reject: (e: Error) => void } | undefined;
   private allDone!: () => void;
@@ -49,7 +53,6 @@ export class HostPool {
     this.done = new Promise((resolve) => {
       this.allDone = resolve;
     });
-    this.pool = longTaskPool(WORKER_FILE, specs.length);
   }
 
   get count(): number {
@@ -76,9 +79,10 @@ export class HostPool {
     for (const spec of this.specs) {
       const { port1, port2 } = new MessageChannel();
       const closed = new Promise((resolve) => port1.once('close', resolve));
-      this.hosts.push({ ready: false, done: false, port: port1, closed });
+      const task = new LongTask(WORKER_FILE, { ...spec, port: port2 }, [port2]);
+      this.hosts.push({ task, ready: false, done: false, clean: false, port: port1, closed });
       port1.on('message', (m: HostMessage) => this.onMessage(m));
-      this.pool.run({ ...spec, port: port2 }, { transferList: [port2] }).then(
+      task.settled.then(
         () => this.onExit(spec.hostIndex, null),
         (e: unknown) => this.onExit(spec.hostIndex, e),
       );
@@ -108,14 +112,17 @@ export class HostPool {
     this.closing = true;
   }
 
-  /** Closes the ports and ends the worker threads. */
+  /**
+   * Closes the ports; the threads of hosts that ended cleanly go back to the reserve, the others
+   * end. Resolves once every host's task is over and its thread given back or gone.
+   */
   async close(): Promise<void> {
     this.closing = true;
     // Ports close asynchronously: wait for them, so no handle outlives the query.
     // (A dead worker's port closed already; listening for 'close' now would wait forever.)
     const closed = this.hosts.map((h) => h.closed);
     for (const h of this.hosts) h.port.close();
-    await this.pool.destroy();
+    await Promise.all(this.hosts.map((h) => (h.clean ? returned(h.task) : h.task.end())));
     await Promise.all(closed);
   }
 
@@ -124,12 +131,16 @@ export class HostPool {
     switch (m.type) {
       case 'ready':
         host.ready = true;
+        host.task.ranOn(m.threadId);
         if (this.hosts.length === this.specs.length && this.hosts.every((h) => h.ready))
           this.readyWaiter?.resolve();
         return;
       case 'report':
         this.events.report(m);
-        if (m.gen === -1) this.markDone(m.hostIndex);
+        if (m.gen === -1) {
+          host.clean = m.clean === true;
+          this.markDone(m.hostIndex);
+        }
         return;
       case 'failed': {
         const error = deserializeError(m.error);
@@ -170,4 +181,20 @@ export class HostPool {
     this.events.hostEnded(index);
     if (this.hosts.length === this.specs.length && this.hosts.every((h) => h.done)) this.allDone();
   }
+}
+
+/** Waits for a task that ended cleanly to return; one that does not in time loses its thread. */
+async function returned(task: LongTask): Promise<void> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = await Promise.race([
+    task.settled.then(
+      () => false,
+      () => false,
+    ),
+    new Promise<boolean>((resolve) => {
+      timer = setTimeout(() => resolve(true), RETURN_GRACE_MS);
+    }),
+  ]);
+  clearTimeout(timer);
+  if (late) await task.end();
 }

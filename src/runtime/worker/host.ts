@@ -120,8 +120,8 @@ export class Host implements HostContext {
     return this.clock.manual ? this.clock.now() : this.passTime;
   }
 
-  /** Runs until every task has ended or the driver aborts. */
-  async run(): Promise<void> {
+  /** Runs until every task has ended (true) or the driver aborts (false). */
+  async run(): Promise<boolean> {
     const { bells, bell, control, tasks } = this;
     const spinMs = this.spec.spinMicros / 1000;
     // Rounds are numbered from 1: one the driver asked before this loop started is answered too.
@@ -134,7 +134,7 @@ export class Host implements HostContext {
       // The one clock read of a pass: tasks, spinning and yielding all go by it.
       const now = precise.now();
       this.passTime = now;
-      if (Atomics.load(control, ABORT_SLOT) !== 0) return;
+      if (Atomics.load(control, ABORT_SLOT) !== 0) return false;
       this.ensureStarted();
       const gen = Atomics.load(control, REPORT_GEN_SLOT);
       if (gen !== reportGen) {
@@ -160,11 +160,11 @@ export class Host implements HostContext {
         for (const t of tasks) await t.settle();
         while (!this.result.flush()) {
           this.result.publish();
-          if (Atomics.load(control, ABORT_SLOT) !== 0) return;
+          if (Atomics.load(control, ABORT_SLOT) !== 0) return false;
           await yieldToEventLoop();
         }
         this.result.publish();
-        return;
+        return true;
       }
       // Time no row needed goes to checkpoints being written (see StateCheckpointer).
       if (!progressed) progressed = this.idleWork();
@@ -294,11 +294,12 @@ export class Host implements HostContext {
   }
 
   /** Sends counters and the latency recorded since the last report. */
-  report(gen: number): void {
+  report(gen: number, clean?: boolean): void {
     const message: HostMessage = {
       type: 'report',
       hostIndex: this.hostIndex,
       gen,
+      clean,
       tasks: this.tasks.map((t) => t.counters()),
       latency: this.recorder.drain(),
     };

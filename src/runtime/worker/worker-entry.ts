@@ -1,3 +1,4 @@
+import { threadId } from 'node:worker_threads';
 import { withLayouts } from '../../connectors/layouts.js';
 import { ErrorCode, MillraceError, serializeError } from '../../errors.js';
 import { initHistograms } from '../../metrics/latency.js';
@@ -16,6 +17,14 @@ import { loadStaticTables } from './static-tables.js';
  * ready and runs the host loop until the query ends. Failures are reported on the port, located.
  */
 export default async function runHost(spec: HostSpec): Promise<void> {
+  // A thread whose run ended cleanly goes back to the process's reserve for the next query's host;
+  // after a failure or an abort, what the run may have left behind (a sink's write in flight, a
+  // timer) must not reach another query: the task waits here for its driver to end the thread.
+  if (!(await hostTasks(spec))) await new Promise<never>(() => {});
+}
+
+/** Hosts the tasks until the query ends; true when every task ran to its end. */
+async function hostTasks(spec: HostSpec): Promise<boolean> {
   const { port, hostIndex } = spec;
   const send = (m: HostMessage) => port.postMessage(m);
   let host: Host | undefined;
@@ -51,14 +60,16 @@ export default async function runHost(spec: HostSpec): Promise<void> {
         );
       }
     });
-    send({ type: 'ready', hostIndex });
-    await host.run();
-    host.report(-1);
+    send({ type: 'ready', hostIndex, threadId });
+    const clean = await host.run();
+    host.report(-1, clean);
+    return clean;
   } catch (e) {
     const error = e instanceof TaskFailure ? e.serialized : serializeError(e, host?.location());
     host?.abort(e instanceof Error ? e : new Error(String(e)));
     if (host) host.report(-1);
     send({ type: 'failed', hostIndex, error });
+    return false;
   } finally {
     port.removeAllListeners('message');
     host?.dispose();
