@@ -65,7 +65,12 @@ export interface UdfWorkerSpec {
 
 /** What a UDF thread tells the driver. */
 export type UdfWorkerMessage =
-  | { readonly type: 'ready'; readonly workerIndex: number }
+  | {
+      readonly type: 'ready';
+      readonly workerIndex: number;
+      /** The thread it runs on (the driver ends it when the thread fails). */
+      readonly threadId: number;
+    }
   | { readonly type: 'failed'; readonly workerIndex: number; readonly error: SerializedError };
 
 /** How stateful tasks keep their state in the checkpoint. */

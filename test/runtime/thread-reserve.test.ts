@@ -3,6 +3,7 @@ import { describe, it } from 'node:test';
 import { type StreamingQuery, startQuery } from '../../src/index.js';
 
 const job = new URL('../fixtures/jobs/threads.js', import.meta.url);
+const udfJob = new URL('../fixtures/jobs/arrow-udfs.js', import.meta.url);
 
 /** Runs rows 1..4 through the query, two per partition; the threads that mapped them. */
 async function threadsOf(q: StreamingQuery): Promise<number[]> {
@@ -54,5 +55,20 @@ describe('the threads of a process', () => {
     } finally {
       await Promise.all([a.stop(), b.stop()]);
     }
+  });
+
+  it('run the Arrow UDFs of a query started after another one ended on the UDF thread it used', async () => {
+    const udfThread = async () => {
+      const q = await startQuery(udfJob, { params: { op: 'thread' } });
+      try {
+        q.source('readings').addData([{ id: 1, x: 1, y: 1, tag: 'a' }]);
+        await q.processAllAvailable();
+        return q.sink<{ udfThread: number }>('out').rows()[0]!.udfThread;
+      } finally {
+        await q.stop();
+      }
+    };
+    const first = await udfThread();
+    assert.equal(await udfThread(), first);
   });
 });

@@ -1,7 +1,7 @@
 import { MessageChannel, type MessagePort } from 'node:worker_threads';
 import { deserializeError, ErrorCode, MillraceError } from '../../errors.js';
 import type { HostMessage, HostSpec } from '../messages.js';
-import { LongTask } from './long-task-pool.js';
+import { LongTask } from './long-task.js';
 
 /** How long the driver waits for a finished host's final report. */
 const FINAL_REPORT_GRACE_MS = 1000;
@@ -122,7 +122,7 @@ export class HostPool {
     // (A dead worker's port closed already; listening for 'close' now would wait forever.)
     const closed = this.hosts.map((h) => h.closed);
     for (const h of this.hosts) h.port.close();
-    await Promise.all(this.hosts.map((h) => (h.clean ? returned(h.task) : h.task.end())));
+    await Promise.all(this.hosts.map((h) => (h.clean ? h.task.giveBack(RETURN_GRACE_MS) : h.task.end())));
     await Promise.all(closed);
   }
 
@@ -181,20 +181,4 @@ export class HostPool {
     this.events.hostEnded(index);
     if (this.hosts.length === this.specs.length && this.hosts.every((h) => h.done)) this.allDone();
   }
-}
-
-/** Waits for a task that ended cleanly to return; one that does not in time loses its thread. */
-async function returned(task: LongTask): Promise<void> {
-  let timer: NodeJS.Timeout | undefined;
-  const late = await Promise.race([
-    task.settled.then(
-      () => false,
-      () => false,
-    ),
-    new Promise<boolean>((resolve) => {
-      timer = setTimeout(() => resolve(true), RETURN_GRACE_MS);
-    }),
-  ]);
-  clearTimeout(timer);
-  if (late) await task.end();
 }

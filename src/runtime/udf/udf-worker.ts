@@ -1,5 +1,6 @@
 // The module's binding: the global `performance` is a lazy getter, dearer per call.
 import { performance } from 'node:perf_hooks';
+import { threadId } from 'node:worker_threads';
 import { withLayouts } from '../../connectors/layouts.js';
 import { ErrorCode, MillraceError, serializeError } from '../../errors.js';
 import { loadArrow } from '../../operators/arrow/arrow-module.js';
@@ -52,10 +53,12 @@ export default async function runUdfWorker(spec: UdfWorkerSpec): Promise<void> {
           udfRunner(plan.operators[c.operatorId]!),
         ),
     );
-    send({ type: 'ready', workerIndex });
+    send({ type: 'ready', workerIndex, threadId });
     await serve(spec, bells, served);
   } catch (e) {
     send({ type: 'failed', workerIndex, error: serializeError(e) });
+    // The thread is not given back to the process's reserve: its driver ends it.
+    await new Promise<never>(() => {});
   }
 }
 

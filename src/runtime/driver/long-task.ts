@@ -3,23 +3,6 @@ import type { MessagePort } from 'node:worker_threads';
 import { Piscina } from 'piscina';
 import { workerExecArgv } from '../../util/worker-exec-argv.js';
 
-/**
- * A Piscina pool of `threads` threads, each to run one long-lived task of `filename` for the life
- * of a query (the UDF threads): Piscina is never called per record. The pool ends with the query.
- */
-export function longTaskPool(filename: string, threads: number): Piscina {
-  return new Piscina({
-    filename,
-    minThreads: threads,
-    maxThreads: threads,
-    concurrentTasksPerWorker: 1,
-    idleTimeout: 60_000,
-    // The tasks park with Atomics.waitAsync; Piscina must not block the worker's loop itself.
-    atomics: 'disabled',
-    execArgv: workerExecArgv(),
-  });
-}
-
 /** How long a thread no query uses waits for the next one before it ends. */
 const RESERVE_IDLE_MS = 30_000;
 /** Far more threads than a process runs queries on at once: a long task never waits for a thread. */
@@ -74,6 +57,26 @@ export class LongTask {
   /** The task says which thread it runs on (its first message), so that {@link end} can wait for it. */
   ranOn(threadId: number): void {
     this.threadId = threadId;
+  }
+
+  /**
+   * The task ended cleanly and returns: resolves once it has and its thread is back in the
+   * reserve. One that has not returned within `graceMs` (user code that never returns) loses its
+   * thread instead ({@link end}).
+   */
+  async giveBack(graceMs: number): Promise<void> {
+    let timer: NodeJS.Timeout | undefined;
+    const late = await Promise.race([
+      this.settled.then(
+        () => false,
+        () => false,
+      ),
+      new Promise<boolean>((resolve) => {
+        timer = setTimeout(() => resolve(true), graceMs);
+      }),
+    ]);
+    clearTimeout(timer);
+    if (late) await this.end();
   }
 
   /**
