@@ -6,8 +6,10 @@
 // (`node scripts/test.mjs --test-name-pattern=lease`); others choose files (below).
 //
 // Most files wait on something (a child process, a broker, a timer) part of their time, so they
-// run two at a time. A few run with nothing beside them, after the others: see ALONE.
-import { spawnSync } from 'node:child_process';
+// run two at a time. A few run after them with nothing beside them (ALONE), but for a file that
+// only waits (QUIET).
+import { spawn } from 'node:child_process';
+import { once } from 'node:events';
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -16,10 +18,16 @@ import { formatSummary } from './run-summary.mjs';
 /**
  * Files whose processes must keep deadlines two busy cores miss: members of a group that heartbeat
  * within a 3 s session while they move state through a broker, under test deadlines. Beside
- * another file they time out; alone they pass in a minute or two (kafka/group-query's members are
+ * another busy file they time out; run one by one, with only a QUIET file beside them, they pass
+ * in a minute or two (kafka/group-query's members are
  * queries of one process, and pass beside another file).
  */
 const ALONE = ['kafka/group-run.', 'kafka/group-keyed.', 'kafka/group-watermarks.'];
+/**
+ * Files that spend their time waiting (kafka/group-membership: 40 s of session timeouts for 3 s of
+ * CPU): they run beside the ALONE files, whose CPU they leave alone.
+ */
+const QUIET = ['kafka/group-membership.'];
 /** Files run at once in the first phase, unless a `--test-concurrency` flag says otherwise. */
 const CONCURRENCY = 2;
 
@@ -39,43 +47,52 @@ if (files.length === 0) {
   process.exit(1);
 }
 const alone = files.filter((f) => ALONE.some((a) => f.includes(a)));
-const together = files.filter((f) => !alone.includes(f));
+const quiet = files.filter((f) => QUIET.some((a) => f.includes(a)));
+const together = files.filter((f) => !alone.includes(f) && !quiet.includes(f));
 
 // The spec reporter (the default of Node 22 and later; Node 20's is TAP), and the summary reporter
 // (scripts/run-summary.mjs), which writes what it saw of each phase to a file: the slowest files
 // and the skipped tests with why, of both phases, are printed once at the end.
 const summaries = mkdtempSync(join(tmpdir(), 'millrace-test-summary-'));
-let failed = false;
-try {
-  const phases = [
+const ownConcurrency = flags.some((f) => f.startsWith('--test-concurrency'));
+/** Runs `phase` files with the runner; resolves true when they all passed. */
+async function run(phase, concurrency, output = 'inherit') {
+  if (phase.length === 0) return { passed: true, text: '' };
+  const child = spawn(
+    process.execPath,
+    [
+      '--test',
+      '--test-timeout=120000',
+      '--test-reporter=spec',
+      '--test-reporter-destination=stdout',
+      `--test-reporter=${new URL('./run-summary.mjs', import.meta.url).href}`,
+      '--test-reporter-destination=stdout',
+      ...(ownConcurrency ? [] : [`--test-concurrency=${concurrency}`]),
+      ...flags,
+      ...phase.map((f) => join(root, f)),
+    ],
     {
-      files: together,
-      concurrency: flags.some((f) => f.startsWith('--test-concurrency'))
-        ? []
-        : [`--test-concurrency=${CONCURRENCY}`],
+      stdio: ['ignore', output, 'inherit'],
+      env: {
+        ...process.env,
+        MILLRACE_TEST_SUMMARY: join(summaries, `${phase[0].replaceAll('/', '_')}.json`),
+      },
     },
-    { files: alone, concurrency: ['--test-concurrency=1'] },
-  ];
-  for (const [i, phase] of phases.entries()) {
-    if (phase.files.length === 0) continue;
-    const summary = join(summaries, `${i}.json`);
-    const run = spawnSync(
-      process.execPath,
-      [
-        '--test',
-        '--test-timeout=120000',
-        '--test-reporter=spec',
-        '--test-reporter-destination=stdout',
-        `--test-reporter=${new URL('./run-summary.mjs', import.meta.url).href}`,
-        '--test-reporter-destination=stdout',
-        ...phase.concurrency,
-        ...flags,
-        ...phase.files.map((f) => join(root, f)),
-      ],
-      { stdio: 'inherit', env: { ...process.env, MILLRACE_TEST_SUMMARY: summary } },
-    );
-    if (run.status !== 0) failed = true;
-  }
+  );
+  let text = '';
+  child.stdout?.on('data', (d) => {
+    text += d;
+  });
+  const [code] = await once(child, 'exit');
+  return { passed: code === 0, text };
+}
+let passed = true;
+try {
+  passed = (await run(together, CONCURRENCY)).passed;
+  // The quiet files' report is printed after the alone files', not interleaved with it.
+  const [aloneRun, quietRun] = await Promise.all([run(alone, 1), run(quiet, 1, 'pipe')]);
+  process.stdout.write(quietRun.text);
+  passed &&= aloneRun.passed && quietRun.passed;
   const seen = readdirSync(summaries).map((f) => JSON.parse(readFileSync(join(summaries, f), 'utf8')));
   process.stdout.write(
     formatSummary(
@@ -86,4 +103,4 @@ try {
 } finally {
   rmSync(summaries, { recursive: true, force: true });
 }
-process.exit(failed ? 1 : 0);
+process.exit(passed ? 0 : 1);

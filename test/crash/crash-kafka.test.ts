@@ -6,10 +6,10 @@ import { kafkaCrashTest } from './kafka-harness.js';
 // `npm run crash-test -- --query kafka` runs the same test with hundreds of kills.
 
 describe('a Kafka → query → Kafka job killed with SIGKILL at random moments and restarted each time', () => {
-  it('a read_committed reader sees every update of a windowed count exactly once (realTime, shuffle, 6 kills)', async () => {
+  it('a read_committed reader sees every update of a windowed count exactly once (realTime, shuffle, 4 kills)', async () => {
     const lines: string[] = [];
     const result = await kafkaCrashTest({
-      kills: 6,
+      kills: 4,
       trigger: 'realTime',
       query: 'count',
       seed: CRASH_SEED + 6,
@@ -29,8 +29,8 @@ describe('a Kafka → query → Kafka job killed with SIGKILL at random moments 
   });
 
   for (const [trigger, kills] of [
-    ['realTime', 6],
-    ['microBatch', 6],
+    ['realTime', 4],
+    ['microBatch', 4],
   ] as const) {
     it(`a read_committed reader sees every output row exactly once (${trigger}, ${kills} kills)`, async () => {
       const lines: string[] = [];

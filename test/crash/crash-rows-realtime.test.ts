@@ -4,9 +4,9 @@ import { CRASH_SEED, expectExactlyOnce } from './harness.js';
 // `npm run crash-test -- --query rows` (or `generated`) runs the same test with hundreds of kills.
 
 describe('a job killed with SIGKILL at random moments and restarted each time', () => {
-  it('writes every row of a stateless query exactly once (real-time mode, 6 kills)', async () => {
+  it('writes every row of a stateless query exactly once (real-time mode, 4 kills)', async () => {
     await expectExactlyOnce({
-      kills: 6,
+      kills: 4,
       trigger: 'realTime',
       query: 'rows',
       seed: CRASH_SEED + 2,
@@ -30,9 +30,9 @@ describe('a job killed with SIGKILL at random moments and restarted each time', 
 
   // The shape that hung: a generated source into a sink whose steps wait on the file system. A
   // run that commits nothing for 30 s fails the test.
-  it('writes every row of a rate source exactly once (real-time mode, 6 kills)', async () => {
+  it('writes every row of a rate source exactly once (real-time mode, 4 kills)', async () => {
     await expectExactlyOnce({
-      kills: 6,
+      kills: 4,
       trigger: 'realTime',
       query: 'generated',
       seed: CRASH_SEED + 7,

@@ -4,9 +4,9 @@ import { CRASH_SEED, expectExactlyOnce } from './harness.js';
 // `npm run crash-test -- --query windows` runs the same test with hundreds of kills.
 
 describe('a job killed with SIGKILL at random moments and restarted each time', () => {
-  it('writes every window of a windowed count exactly once (real-time mode, 6 kills)', async () => {
+  it('writes every window of a windowed count exactly once (real-time mode, 4 kills)', async () => {
     await expectExactlyOnce({
-      kills: 6,
+      kills: 4,
       trigger: 'realTime',
       query: 'windows',
       seed: CRASH_SEED,
