@@ -2,7 +2,7 @@ import type { RecordBatch } from 'apache-arrow';
 import type { SinkSpec } from '../connectors/spec.js';
 import { invalidArgument } from '../errors.js';
 import { type AggregateSpec, agg } from '../plan/aggregates.js';
-import { type ArrowBatchOptions, checkBatchSize } from '../plan/arrow-udf.js';
+import { type ArrowBatchOptions, checkBatchSize, checkIsolate } from '../plan/arrow-udf.js';
 import { type ColumnExpr, checkExpr, isExprKind } from '../plan/expressions.js';
 import type { KeySpec, LogicalNode } from '../plan/nodes.js';
 import type { ProcessorSource, TransformWithStateOptions } from '../plan/stateful-processor.js';
@@ -60,7 +60,8 @@ export class Stream<T = any> {
   }
 
   /**
-   * Batches of rows as Arrow `RecordBatch`es to `fn`, on the UDF threads; `fn` returns a batch, a
+   * Batches of rows as Arrow `RecordBatch`es to `fn` (on the task's thread, or with `isolate` on the
+   * query's UDF threads); `fn` returns a batch, a
    * table or an iterable of them, with any number of rows. The batch's columns are those of the
    * first row (plain-object rows of one shape). `maxRecordsPerBatch` overrides the query's
    * `arrowMaxRecordsPerBatch`.
@@ -72,7 +73,14 @@ export class Stream<T = any> {
     checkFn('mapInArrow', fn);
     const maxRecordsPerBatch = checkBatchSize(options.maxRecordsPerBatch, 'mapInArrow');
     return new Stream<U>(
-      Object.freeze({ kind: 'mapInArrow', input: this.node, fn, maxRecordsPerBatch, label: label(options) }),
+      Object.freeze({
+        kind: 'mapInArrow',
+        input: this.node,
+        fn,
+        maxRecordsPerBatch,
+        label: label(options),
+        ...checkIsolate(options.isolate, 'mapInArrow'),
+      }),
     );
   }
 

@@ -11,7 +11,8 @@ export type { CardWindow } from './fraud-pipeline.js';
  * replayed payments, see payments.ts) → the chain of fraud-pipeline.ts ({@link fraudQuery}:
  * replays dropped, scored, joined with the merchant-risk table, the per-card detector, the per-card
  * spend per 10-s window) → a row per update on the console, as JSON. Parameters: `rate`
- * (payments/s), `partitions` (generator partitions, default 2), `checkpointInterval` (default 5 s).
+ * (payments/s), `partitions` (generator partitions, default 2), `checkpointInterval` (default 5 s),
+ * `isolate` (true: the model on the UDF threads instead of the task's thread).
  */
 export default defineJob((job) => {
   const rate = job.param('rate', 5000);
@@ -20,5 +21,6 @@ export default defineJob((job) => {
     .writeStream(sinks.console({ format: 'json' }))
     .outputMode('update')
     .queryName('fraud-demo')
-    .trigger(Trigger.realTime(job.param('checkpointInterval', '5 seconds')));
+    .trigger(Trigger.realTime(job.param('checkpointInterval', '5 seconds')))
+    .options({ isolateUdfs: job.param('isolate', 'false') === 'true' });
 });

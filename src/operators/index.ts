@@ -1,6 +1,6 @@
 import type { AnalyzedPlan, PlannedOperator } from '../plan/analyze.js';
 import type { NodeKind } from '../plan/nodes.js';
-import { runsOnUdfThreads } from '../plan/physical.js';
+import { runsArrowCode } from '../plan/physical.js';
 import { AggregateOperator } from './aggregate.js';
 import { ArrowProjectionOperator, MapInArrowOperator } from './arrow-batch.js';
 import type { OperatorContext, RowSink } from './contract.js';
@@ -35,11 +35,9 @@ const FACTORIES: Record<NodeKind, Factory> = {
   mapInArrow: (op, next, ctx) => new MapInArrowOperator(op, next, ctx),
   mapPartitions: (op, next, ctx) => new MapPartitionsOperator(op, next, ctx),
   select: (op, next, ctx) =>
-    runsOnUdfThreads(op.node)
-      ? new ArrowProjectionOperator(op, next, ctx)
-      : new SelectOperator(op, next, ctx),
+    runsArrowCode(op.node) ? new ArrowProjectionOperator(op, next, ctx) : new SelectOperator(op, next, ctx),
   withColumn: (op, next, ctx) =>
-    runsOnUdfThreads(op.node)
+    runsArrowCode(op.node)
       ? new ArrowProjectionOperator(op, next, ctx)
       : new WithColumnOperator(op, next, ctx),
   watermark: (op, next, ctx, plan) => new WatermarkOperator(op, next, ctx, plan),

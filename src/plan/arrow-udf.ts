@@ -33,6 +33,13 @@ export interface ArrowBatchOptions {
    * more input waits; in micro-batch mode the last batch of a trigger closes at its end.
    */
   maxRecordsPerBatch?: number;
+  /**
+   * Runs the function on the query's UDF threads, apart from the tasks (as the query option
+   * `isolateUdfs` does for every Arrow operator): for code that blocks or takes long per batch (a
+   * native model runtime, a slow library), which would otherwise hold up the task's other rows.
+   * Default: on the task's own thread, with no hop between threads.
+   */
+  isolate?: boolean;
 }
 
 export interface ArrowUdfOptions extends ArrowBatchOptions {
@@ -61,11 +68,13 @@ export interface ArrowUdfCall {
   readonly inputTypes: Readonly<Record<string, ArrowType>>;
   readonly returns: ArrowType;
   readonly maxRecordsPerBatch: number | undefined;
+  /** Set (true) when it runs on the UDF threads ({@link ArrowBatchOptions.isolate}). */
+  readonly isolate?: true;
 }
 
 /**
  * Defines a column computed by a vectorised function over Arrow batches, for `withColumn` and
- * `select`. It runs on the query's UDF worker threads, apart from the tasks.
+ * `select`. It runs on the task's thread, or with `isolate` on the query's UDF threads.
  *
  * @example
  * const score = arrowUdf((t) => t.getChild('amount').toArray().map((a) => a / 100), {
@@ -101,6 +110,7 @@ export function arrowUdf(fn: (table: any) => unknown, options: ArrowUdfOptions):
     inputTypes: Object.freeze({ ...inputTypes }),
     returns: options.returns,
     maxRecordsPerBatch: checkBatchSize(options.maxRecordsPerBatch, `arrowUdf '${name}'`),
+    ...checkIsolate(options.isolate, `arrowUdf '${name}'`),
   });
 }
 
@@ -111,6 +121,13 @@ export function checkArrowType(type: unknown, where: string): asserts type is Ar
   throw invalidArgument(
     `${where} must be an Arrow DataType or one of ${ARROW_TYPE_NAMES.join(', ')}, got ${JSON.stringify(type)}`,
   );
+}
+
+/** Validates an `isolate` option: the field to spread into the node (none unless true). */
+export function checkIsolate(value: unknown, where: string): { isolate?: true } {
+  if (value === undefined || value === false) return {};
+  if (value === true) return { isolate: true };
+  throw invalidArgument(`${where}: isolate must be true or false, got ${JSON.stringify(value)}`);
 }
 
 /** Validates a `maxRecordsPerBatch` (undefined: the query's setting). */

@@ -79,6 +79,8 @@ export interface MapInArrowNode extends Labelled {
   readonly fn: (batch: any) => unknown;
   /** Rows per batch at most (undefined: the query's `arrowMaxRecordsPerBatch`). */
   readonly maxRecordsPerBatch: number | undefined;
+  /** Set (true) when it runs on the UDF threads. */
+  readonly isolate?: true;
 }
 
 /**

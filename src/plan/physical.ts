@@ -352,12 +352,26 @@ export function describeKey(key: KeySpec): string {
   return `(${key.join(', ')})`;
 }
 
-/** Whether a node's user code runs on the UDF threads (mapInArrow, or a projection with an Arrow UDF). */
-export function runsOnUdfThreads(node: LogicalNode): boolean {
+/** Whether a node runs Arrow code on batches of rows (mapInArrow, or a projection with an Arrow UDF). */
+export function runsArrowCode(node: LogicalNode): boolean {
   if (node.kind === 'mapInArrow') return true;
-  const isArrow = (e: unknown) =>
-    typeof e === 'object' && e !== null && (e as { kind?: unknown }).kind === 'arrowUdf';
-  if (node.kind === 'withColumn') return isArrow(node.expr);
-  if (node.kind === 'select') return node.columns.some((c) => isArrow(c.expr));
+  if (node.kind === 'withColumn') return isArrowUdf(node.expr);
+  if (node.kind === 'select') return node.columns.some((c) => isArrowUdf(c.expr));
   return false;
 }
+
+/**
+ * Whether a node's Arrow code runs on the query's UDF threads: it or one of its Arrow UDFs says
+ * `isolate`, or the query does (`isolateUdfs`). Otherwise it runs on the task's own thread.
+ */
+export function runsOnUdfThreads(node: LogicalNode, isolateUdfs: boolean): boolean {
+  if (!runsArrowCode(node)) return false;
+  if (isolateUdfs) return true;
+  if (node.kind === 'mapInArrow') return node.isolate === true;
+  const exprs =
+    node.kind === 'withColumn' ? [node.expr] : node.kind === 'select' ? node.columns.map((c) => c.expr) : [];
+  return exprs.some((e) => isArrowUdf(e) && e.isolate === true);
+}
+
+const isArrowUdf = (e: unknown): e is { kind: 'arrowUdf'; isolate?: true } =>
+  typeof e === 'object' && e !== null && (e as { kind?: unknown }).kind === 'arrowUdf';

@@ -72,6 +72,8 @@ export interface QueryOptions {
    * keeps the format it was created with: v1 and v2 cannot be switched. Default false.
    */
   readonly sourceEvolution: boolean;
+  /** Every Arrow UDF and mapInArrow runs on the UDF threads, as if each said `isolate: true`. */
+  readonly isolateUdfs: boolean;
   /**
    * Asynchronous progress tracking (Spark's name): the offset and commit logs are written for at
    * most one epoch every `asyncProgressTrackingCheckpointIntervalMs`, off the record path; the
@@ -116,6 +118,7 @@ export const DEFAULT_QUERY_OPTIONS: QueryOptions = Object.freeze({
   minDeltasForSnapshot: 10,
   restartPolicy: null,
   sourceEvolution: false,
+  isolateUdfs: false,
   asyncProgressTracking: false,
   asyncProgressTrackingCheckpointIntervalMs: 1000,
   deadLetters: null,
@@ -142,6 +145,7 @@ export interface QueryOptionsInput {
   /** Any subset of the policy's fields (the rest default); null turns restarts off. */
   restartPolicy?: RestartPolicyInput | null;
   sourceEvolution?: boolean;
+  isolateUdfs?: boolean;
   asyncProgressTracking?: boolean;
   /** Milliseconds, or a duration string. */
   asyncProgressTrackingCheckpointIntervalMs?: Duration;
@@ -231,6 +235,12 @@ export function resolveQueryOptions(base: QueryOptions, input: QueryOptionsInput
         }
         out.sourceEvolution = value;
         break;
+      case 'isolateUdfs':
+        if (typeof value !== 'boolean') {
+          throw invalidArgument(`isolateUdfs must be true or false, got ${JSON.stringify(value)}`);
+        }
+        out.isolateUdfs = value;
+        break;
       case 'asyncProgressTracking':
         if (typeof value !== 'boolean') {
           throw invalidArgument(`asyncProgressTracking must be true or false, got ${JSON.stringify(value)}`);
@@ -253,7 +263,7 @@ export function resolveQueryOptions(base: QueryOptions, input: QueryOptionsInput
       default:
         throw invalidArgument(
           `unknown query option '${key}' (known: onBadRecord, onLateRow, multipleWatermarkPolicy, workers, ` +
-            'shufflePartitions, ringCapacityBytes, progressInterval, spinMicros, udfWorkers, arrowMaxRecordsPerBatch, minBatchesToRetain, minDeltasForSnapshot, ' +
+            'shufflePartitions, ringCapacityBytes, progressInterval, spinMicros, udfWorkers, isolateUdfs, arrowMaxRecordsPerBatch, minBatchesToRetain, minDeltasForSnapshot, ' +
             'sourceEvolution, restartPolicy, asyncProgressTracking, asyncProgressTrackingCheckpointIntervalMs, ' +
             'deadLetters, lateRows, stateMemoryLimitBytes)',
         );

@@ -16,7 +16,7 @@ import { analyze } from '../../src/plan/analyze.js';
 import { batchSizeOf, checkBatchSize } from '../../src/plan/arrow-udf.js';
 import { describeExpr } from '../../src/plan/expressions.js';
 import { planFingerprint } from '../../src/plan/fingerprint.js';
-import { explain, planPhysical, runsOnUdfThreads } from '../../src/plan/physical.js';
+import { explain, planPhysical, runsArrowCode, runsOnUdfThreads } from '../../src/plan/physical.js';
 import { DEFAULT_QUERY_OPTIONS, resolveQueryOptions } from '../../src/plan/query-options.js';
 
 type Payment = { card: string; amount: number };
@@ -270,17 +270,31 @@ describe('mapInArrow and mapPartitions at plan time', () => {
   });
 });
 
-describe('runsOnUdfThreads', () => {
+describe('runsArrowCode and runsOnUdfThreads', () => {
   const score = arrowUdf(cents, { input: ['amount'], returns: 'float64' });
+  const isolated = arrowUdf(cents, { input: ['amount'], returns: 'float64', isolate: true });
   const double = udf('double', (a: number) => a * 2);
 
-  it('is true for mapInArrow and for withColumn or select with an Arrow UDF', () => {
-    assert.equal(runsOnUdfThreads(payments().mapInArrow((b) => b).node), true);
-    assert.equal(runsOnUdfThreads(payments().withColumn('score', score).node), true);
-    assert.equal(runsOnUdfThreads(payments().select({ card: 'card', score }).node), true);
+  it('find Arrow code in mapInArrow and in withColumn or select with an Arrow UDF', () => {
+    assert.equal(runsArrowCode(payments().mapInArrow((b) => b).node), true);
+    assert.equal(runsArrowCode(payments().withColumn('score', score).node), true);
+    assert.equal(runsArrowCode(payments().select({ card: 'card', score }).node), true);
   });
 
-  it('is false for every other operator and expression', () => {
+  it('put Arrow code on the task thread unless it or the query says isolate', () => {
+    assert.equal(runsOnUdfThreads(payments().mapInArrow((b) => b).node, false), false);
+    assert.equal(runsOnUdfThreads(payments().withColumn('score', score).node, false), false);
+    assert.equal(runsOnUdfThreads(payments().mapInArrow((b) => b, { isolate: true }).node, false), true);
+    assert.equal(runsOnUdfThreads(payments().withColumn('score', isolated).node, false), true);
+    assert.equal(runsOnUdfThreads(payments().select({ card: 'card', score, isolated }).node, false), true);
+    assert.equal(runsOnUdfThreads(payments().withColumn('score', score).node, true), true);
+    assert.throws(() => arrowUdf(cents, { input: ['amount'], returns: 'float64', isolate: 1 as never }), {
+      code: 'INVALID_ARGUMENT',
+      message: /isolate must be true or false/,
+    });
+  });
+
+  it('find none in any other operator and expression', () => {
     const others = [
       payments(),
       payments().map((p) => p),
@@ -295,7 +309,10 @@ describe('runsOnUdfThreads', () => {
       payments().select({ card: 'card', twice: double('amount'), cents: (p: Payment) => p.amount }),
       payments().repartition('card'),
     ];
-    for (const stream of others) assert.equal(runsOnUdfThreads(stream.node), false, stream.node.kind);
+    for (const stream of others) {
+      assert.equal(runsArrowCode(stream.node), false, stream.node.kind);
+      assert.equal(runsOnUdfThreads(stream.node, true), false, stream.node.kind);
+    }
   });
 });
 
@@ -435,10 +452,20 @@ describe('query options for Arrow UDFs', () => {
     }
   });
 
-  it('lists both options among the known ones when an unknown option is passed', () => {
+  it('lists the options among the known ones when an unknown option is passed', () => {
     assert.throws(() => resolveQueryOptions(DEFAULT_QUERY_OPTIONS, { udfThreads: 2 } as never), {
       code: 'INVALID_ARGUMENT',
-      message: /unknown query option 'udfThreads' \(known: .*udfWorkers, arrowMaxRecordsPerBatch/,
+      message:
+        /unknown query option 'udfThreads' \(known: .*udfWorkers, isolateUdfs, arrowMaxRecordsPerBatch/,
+    });
+  });
+
+  it('runs Arrow code on the task thread unless isolateUdfs says otherwise, and takes only a boolean', () => {
+    assert.equal(DEFAULT_QUERY_OPTIONS.isolateUdfs, false);
+    assert.equal(resolveQueryOptions(DEFAULT_QUERY_OPTIONS, { isolateUdfs: true }).isolateUdfs, true);
+    assert.throws(() => resolveQueryOptions(DEFAULT_QUERY_OPTIONS, { isolateUdfs: 'yes' } as never), {
+      code: 'INVALID_ARGUMENT',
+      message: /isolateUdfs must be true or false/,
     });
   });
 });

@@ -59,7 +59,7 @@ describe('the threads of a process', () => {
 
   it('run the Arrow UDFs of a query started after another one ended on the UDF thread it used', async () => {
     const udfThread = async () => {
-      const q = await startQuery(udfJob, { params: { op: 'thread' } });
+      const q = await startQuery(udfJob, { params: { op: 'thread', isolate: 'true' } });
       try {
         q.source('readings').addData([{ id: 1, x: 1, y: 1, tag: 'a' }]);
         await q.processAllAvailable();

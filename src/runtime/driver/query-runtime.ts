@@ -109,7 +109,13 @@ export class QueryRuntime implements MicroBatchHost {
   ) {
     const { physical, options, clock } = config;
     const hostCount = Math.min(resolveWorkers(options), physical.tasks.length);
-    const wiring = wire(physical, hostCount, options.ringCapacityBytes, options.udfWorkers);
+    const wiring = wire(
+      physical,
+      hostCount,
+      options.ringCapacityBytes,
+      options.udfWorkers,
+      options.isolateUdfs,
+    );
     this.wiring = wiring;
     this.bells = DoorbellTable.create(hostCount + 1 + wiring.udfWorkers.length);
     this.control = new Int32Array(createControl());

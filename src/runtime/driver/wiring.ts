@@ -44,7 +44,13 @@ export function bellOfHost(host: number): number {
  * threads) and creates the rings: one per (upstream task, downstream task) pair of every shuffle,
  * one feed ring per source task, one result ring per host.
  */
-export function wire(physical: PhysicalPlan, hosts: number, ringCapacity: number, udfThreads = 1): Wiring {
+export function wire(
+  physical: PhysicalPlan,
+  hosts: number,
+  ringCapacity: number,
+  udfThreads = 1,
+  isolateUdfs = false,
+): Wiring {
   const taskHost = physical.tasks.map((t) => t.index % hosts);
   const firstTask = physical.stages.map((s) => physical.tasks.findIndex((t) => t.stage === s.id));
   const inputs = physical.tasks.map(() => [] as SharedArrayBuffer[]);
@@ -77,13 +83,14 @@ export function wire(physical: PhysicalPlan, hosts: number, ringCapacity: number
       }
     }
   }
-  // Each operator of each task that runs on UDF threads gets a channel; channels are dealt to the
+  // Each operator of each task that runs on UDF threads gets a channel (the others run their Arrow
+  // code on the task's thread); channels are dealt to the
   // UDF threads round-robin. Their doorbells come after the hosts'.
   const udf = physical.tasks.map(() => [] as UdfChannelSpec[]);
   const udfChannels: (UdfChannelSpec & { task: number })[] = [];
   for (const t of physical.tasks) {
     for (const op of physical.stages[t.stage]!.chain) {
-      if (!runsOnUdfThreads(op.node)) continue;
+      if (!runsOnUdfThreads(op.node, isolateUdfs)) continue;
       udfChannels.push({ task: t.index, operatorId: op.id, request: null!, response: null! });
     }
   }

@@ -1,8 +1,7 @@
-import { ErrorCode, MillraceError, type SerializedError, serializeError } from '../../errors.js';
-import { ArrowEncoder } from '../../operators/arrow/ipc.js';
-import { ArrowDecoder } from '../../operators/arrow/ipc-decoder.js';
+import type { SerializedError } from '../../errors.js';
 import { FrameKind } from '../channel/frame-kind.js';
 import type { RingConsumer, RingProducer } from '../channel/spsc-ring.js';
+import { UdfAnswerer } from './udf-answerer.js';
 import { copyFrame, errorFrame, writeChunks } from './udf-frames.js';
 import type { UdfRunner } from './udf-runner.js';
 
@@ -21,20 +20,16 @@ interface Answer {
  * (the task applies the query's bad-record policy to the batch's rows).
  */
 export class ChannelServer {
-  private readonly decoder = new ArrowDecoder();
-  private readonly encoder = new ArrowEncoder();
-  /**
-   * The batches of the answer being made: a list kept for the channel and emptied after each
-   * answer (see ArrowDecoder.forEach: a list made per answer would be moved to the old generation).
-   */
-  private readonly parts: ReturnType<UdfRunner> = [];
+  private readonly answerer: UdfAnswerer;
   private unanswered: Answer | null = null;
 
   constructor(
     private readonly requests: RingConsumer,
     private readonly responses: RingProducer,
-    private readonly run: UdfRunner,
-  ) {}
+    run: UdfRunner,
+  ) {
+    this.answerer = new UdfAnswerer(run, responses.maxPayloadBytes);
+  }
 
   /** A request waits (cheap: one shared-memory load at most). */
   hasRequest(): boolean {
@@ -59,29 +54,9 @@ export class ChannelServer {
     if (!ring.poll()) return false;
     const bytes = copyFrame(ring);
     ring.release();
-    const out = this.parts;
-    try {
-      this.decoder.forEach(bytes, (b) => {
-        for (const part of this.run(b)) out.push(part);
-      });
-    } catch (e) {
-      out.length = 0;
-      const engine = e instanceof MillraceError;
-      this.replyError(serializeError(e, { userCode: !engine }));
-      return true;
-    }
-    const { chunks, bytes: n } = this.encoder.encode(out);
-    out.length = 0;
-    if (n > this.responses.maxPayloadBytes) {
-      this.encoder.forget();
-      const error = new MillraceError(
-        ErrorCode.RECORD_TOO_LARGE,
-        `the answer to a batch (${n} bytes in Arrow) does not fit the UDF channel (at most ${this.responses.maxPayloadBytes}); lower maxRecordsPerBatch`,
-      );
-      this.replyError(serializeError(error));
-      return true;
-    }
-    this.reply({ kind: FrameKind.DATA, chunks, bytes: n });
+    const a = this.answerer.answer(bytes);
+    if (a.ok) this.reply({ kind: FrameKind.DATA, chunks: a.chunks, bytes: a.bytes });
+    else this.replyError(a.error);
     return true;
   }
 

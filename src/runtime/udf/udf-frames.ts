@@ -45,7 +45,11 @@ export function errorFrame(error: SerializedError): Uint8Array {
  * keeps its code; an error user code threw comes back as an Error of its name, message and stack.
  */
 export function readError(bytes: Uint8Array): Error {
-  const s = JSON.parse(decoder.decode(bytes)) as SerializedError;
+  return answeredError(JSON.parse(decoder.decode(bytes)) as SerializedError);
+}
+
+/** The error an Arrow operator's function was answered with (see {@link readError}). */
+export function answeredError(s: SerializedError): Error {
   if (isErrorCode(s.code) && !s.userCode) return new MillraceError(s.code, s.message);
   const e = Object.assign(new Error(s.message), { name: s.name });
   if (s.stack !== undefined) e.stack = s.stack;

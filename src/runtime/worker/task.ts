@@ -15,6 +15,7 @@ import { type AnalyzedPlan, describeOperator } from '../../plan/analyze.js';
 import {
   feedsWatermarksPerSourcePartition,
   type PhysicalPlan,
+  runsArrowCode,
   type StagePlan,
   watermarksPerSourcePartition,
 } from '../../plan/physical.js';
@@ -28,6 +29,7 @@ import {
 import { TAG_KIND_MASK, tagArg } from '../channel/ring-layout.js';
 import { RingConsumer, RingProducer } from '../channel/spsc-ring.js';
 import type { TaskCounters, TaskSpec } from '../messages.js';
+import { udfRunner } from '../udf/udf-runner.js';
 import { HeldOperators } from './held-operators.js';
 import type { HostContext } from './host-context.js';
 import { type InputChannel, InputSet } from './input-set.js';
@@ -40,7 +42,7 @@ import type { TaskState } from './state-memory.js';
 import type { TaskOutput } from './task-output.js';
 import { type SourceTask, TaskSource } from './task-source.js';
 import { openStateCheckpointer, wireInputs } from './task-wiring.js';
-import { UdfChannel } from './udf-channel.js';
+import { InlineUdfChannel, UdfChannel } from './udf-channel.js';
 import type { WatermarkTracker } from './watermark-tracker.js';
 
 /** Frames (or generated rows) a task handles per step before the host moves to its next task. */
@@ -135,6 +137,11 @@ export class Task implements OperatorContext, SinkTask, SourceTask {
       );
     }
     const stage: StagePlan = physical.stages[spec.stage]!;
+    // Arrow code not sent to the UDF threads runs here, on the task's thread.
+    for (const op of stage.chain) {
+      if (runsArrowCode(op.node) && !this.udfChannels.has(op.id))
+        this.udfChannels.set(op.id, new InlineUdfChannel(udfRunner(plan.operators[op.id]!)));
+    }
     this.partitions = stage.partitions;
     this.inputs = new InputSet(spec.inputs.map((sab) => new RingConsumer(sab, host.bells)));
     const sink = plan.definition.sink;

@@ -4,7 +4,7 @@ import { ErrorCode, MillraceError, serializeError } from '../../errors.js';
 import { initHistograms } from '../../metrics/latency.js';
 import { loadArrow } from '../../operators/arrow/arrow-module.js';
 import { planFingerprint } from '../../plan/fingerprint.js';
-import { planPhysical } from '../../plan/physical.js';
+import { planPhysical, runsArrowCode } from '../../plan/physical.js';
 import { importJob, planJob } from '../job-loader.js';
 import type { DriverMessage, HostMessage, HostSpec } from '../messages.js';
 import { Host } from './host.js';
@@ -42,7 +42,8 @@ async function hostTasks(spec: HostSpec): Promise<boolean> {
     }
     const physical = planPhysical(plan, spec.physical);
     // Arrow operators are built synchronously with the tasks: their package loads first.
-    if (spec.tasks.some((t) => (t.udf?.length ?? 0) > 0)) await loadArrow();
+    if (spec.tasks.some((t) => physical.stages[t.stage]!.chain.some((op) => runsArrowCode(op.node))))
+      await loadArrow();
     const statics = await loadStaticTables(plan, physical, spec.tasks);
     host = new Host(spec, plan, physical, statics);
     const ready = host;
