@@ -103,8 +103,8 @@ export function scoreBatch(t: Table): Float64Array {
  * worker: the generator, the projection and the sink run fused in one task.
  *
  * Parameters: `rowsPerSecond` (default 10 000); `variant`: `scalar` (the score per row on the task
- * thread, no Arrow) or `arrow` (an Arrow UDF on the query's one UDF thread, `batch` rows per Arrow
- * batch at most, the query's `arrowMaxRecordsPerBatch`); `spinMicros` (default: the engine's);
+ * thread, no Arrow) or `arrow` (an Arrow UDF on the task thread, or with `isolate=true` on the
+ * query's one UDF thread; `batch` rows per Arrow batch at most, the query's `arrowMaxRecordsPerBatch`); `spinMicros` (default: the engine's);
  * `clockChannel` (see job-probes.ts).
  */
 export default defineJob((job) => {
@@ -128,7 +128,14 @@ export default defineJob((job) => {
     .writeStream(blackholeSink(clockChannel))
     .queryName(`bench-arrow-udf-${variant}`)
     .options(
-      variant === 'scalar' ? { workers: 1 } : { workers: 1, udfWorkers: 1, arrowMaxRecordsPerBatch: batch },
+      variant === 'scalar'
+        ? { workers: 1 }
+        : {
+            workers: 1,
+            udfWorkers: 1,
+            arrowMaxRecordsPerBatch: batch,
+            isolateUdfs: job.param('isolate', 'false') === 'true',
+          },
     );
   return spinMicros >= 0 ? writer.options({ spinMicros }) : writer;
 });

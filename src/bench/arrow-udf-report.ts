@@ -16,7 +16,8 @@ const batchCell = (v: ArrowUdfVariantResult): string =>
 export function renderArrowUdfReport(r: ArrowUdfResult): string {
   let out = `${renderHeader('arrow-udf', r.description, r.machine, r.settings)}\n`;
   const searched = r.settings.findMax;
-  out += `at ${formatRate(r.settings.rate)} rows/s${r.settings.runs > 1 ? ' (medians of the runs)' : ''}\n`;
+  out += `at ${formatRate(r.settings.rate)} rows/s${r.settings.runs > 1 ? ' (medians of the runs)' : ''}, `;
+  out += `the Arrow UDF ${r.settings.isolate ? 'on a UDF thread (--isolate)' : "on the task's thread"}\n`;
   const headers = [
     'variant',
     'batch size',

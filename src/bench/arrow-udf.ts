@@ -15,7 +15,8 @@ const JOB = new URL('./arrow-udf-job.js', import.meta.url);
 
 export const ARROW_UDF_DESCRIPTION =
   'generator (1 partition, id + 16 features) → withColumn(score = 16-feature dot product) → ' +
-  'blackhole foreach sink, real-time mode, 1 worker (fused task); arrow variants score on 1 UDF thread';
+  'blackhole foreach sink, real-time mode, 1 worker (fused task); arrow variants score on the task thread ' +
+  '(with --isolate, on 1 UDF thread)';
 
 /** The defaults of the command line. */
 export const ARROW_UDF_RATE = 10_000;
@@ -47,6 +48,8 @@ export interface ArrowUdfOptions {
   /** Time budget of the whole search, shared equally by the variants. */
   maxTimeMs: number;
   spinMicros: number | undefined;
+  /** The Arrow variants run their UDF on the UDF pool (`isolateUdfs`) instead of the task thread. */
+  isolate: boolean;
   outDir: string;
   json: boolean;
 }
@@ -117,7 +120,9 @@ export async function runArrowUdf(
           ...benchJob(
             JOB,
             o,
-            v.kind === 'scalar' ? { variant: 'scalar' } : { variant: 'arrow', batch: v.batchSize },
+            v.kind === 'scalar'
+              ? { variant: 'scalar' }
+              : { variant: 'arrow', batch: v.batchSize, isolate: String(o.isolate) },
           ),
           // A batch adds latency by design: a batch size is judged by its backlog and a p99 ten
           // times T1's bound.

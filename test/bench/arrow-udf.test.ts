@@ -90,6 +90,7 @@ function fakeResult(findMax: boolean): ArrowUdfResult {
       findMax,
       maxTimeMs: 360_000,
       spinMicros: undefined,
+      isolate: false,
     },
     variants: withRatios([
       variant(null, 0.01, 0.05, b(2_000_000)),
@@ -112,6 +113,7 @@ describe('millrace bench arrow-udf: the command line', () => {
       findMax: true,
       maxTimeMs: 360_000,
       spinMicros: undefined,
+      isolate: false,
       outDir: 'bench-out',
       json: false,
     });
@@ -130,10 +132,12 @@ describe('millrace bench arrow-udf: the command line', () => {
       '--no-find-max',
       '--max-time',
       '1min',
+      '--isolate',
       '--out',
       'x',
       '--json',
     ]);
+    assert.equal(o.isolate, true);
     assert.equal(o.rate, 20_000);
     assert.deepEqual(o.batchSizes, [1, 100, 10_000]);
     assert.equal(o.durationMs, 2000);
@@ -216,6 +220,7 @@ describe('millrace bench arrow-udf: the job and the figures', () => {
     assert.match(table, /^arrow-10000 +10 000 +400 µs +4\.00 ms .* 1\.6 M +80\.00 × +16\.00 ×$/m);
     assert.match(table, /^arrow-1 +100 k rows\/s +200 k rows\/s +50 k✓ 100 k✗\(2\)$/m);
     assert.match(table, /targets: A1 \(batch size 1 beside scalar\) and A2/);
+    assert.match(table, /the Arrow UDF on the task's thread$/m);
     assert.doesNotMatch(table, /PASS|MISS/);
     const quick = renderArrowUdfReport(fakeResult(false));
     assert.match(quick, /not searched: --no-find-max/);
@@ -281,6 +286,7 @@ describe('millrace bench arrow-udf: a smoke run', () => {
           findMax: false,
           maxTimeMs: 0,
           spinMicros: undefined,
+          isolate: true,
           outDir: out,
           json: true,
         },

@@ -365,6 +365,7 @@ scheduled time.
                         each search doubles from ${formatRate(ARROW_UDF_SEARCH_START)} rows/s up to ${formatRate(ARROW_UDF_SEARCH_CEILING)} rows/s at most,
                         then bisects
   --spin-micros N       workers poll this long before parking (default: the engine's)
+  --isolate             the Arrow variants run their UDF on a UDF thread (isolateUdfs), not the task's
   --out DIR             where HDR percentile files, the SVG plot and JSON go (default bench-out/)
   --json                print the result as JSON instead of tables
 `;
@@ -389,7 +390,7 @@ export function parseBatchSizes(text: string): number[] {
 export function parseArrowUdfArgs(args: string[]): ArrowUdfOptions {
   const { common, values } = parseBenchArgs(
     args,
-    { 'batch-sizes': { type: 'string' }, 'no-find-max': { type: 'boolean' } },
+    { 'batch-sizes': { type: 'string' }, 'no-find-max': { type: 'boolean' }, isolate: { type: 'boolean' } },
     { rate: ARROW_UDF_RATE, duration: ARROW_UDF_DURATION, warmup: '3s' },
   );
   const noFindMax = values['no-find-max'] === true;
@@ -408,6 +409,7 @@ export function parseArrowUdfArgs(args: string[]): ArrowUdfOptions {
     findMax: !noFindMax,
     maxTimeMs: parseDurationOption(maxTime ?? ARROW_UDF_MAX_TIME, '--max-time'),
     spinMicros: common.spinMicros,
+    isolate: values.isolate === true,
     outDir: common.outDir,
     json: common.json,
   };
