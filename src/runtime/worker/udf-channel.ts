@@ -54,11 +54,11 @@ export class InlineUdfChannel implements BatchChannel {
   }
 
   send(chunks: readonly Uint8Array[], bytes: number): boolean {
-    const a = this.answerer.answer(joined(chunks, bytes));
+    const a = this.answerer.answer(chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, bytes));
     // The answer is copied out: its chunks may be views of what the function returned.
     this.answers.push(
       a.ok
-        ? { ok: true, bytes: joined(a.chunks, a.bytes, true) }
+        ? { ok: true, bytes: Buffer.concat(a.chunks, a.bytes) }
         : { ok: false, error: answeredError(a.error) },
     );
     return true;
@@ -71,16 +71,4 @@ export class InlineUdfChannel implements BatchChannel {
   receive(): BatchResponse | null {
     return this.answers.shift() ?? null;
   }
-}
-
-/** `chunks` as one array (the only chunk itself, unless `copy`). */
-function joined(chunks: readonly Uint8Array[], bytes: number, copy = false): Uint8Array {
-  if (chunks.length === 1 && !copy) return chunks[0]!;
-  const out = new Uint8Array(bytes);
-  let at = 0;
-  for (const c of chunks) {
-    out.set(c, at);
-    at += c.byteLength;
-  }
-  return out;
 }
