@@ -3,11 +3,19 @@ import { ErrorCode, MillraceError } from '../errors.js';
 import type { PlannedOperator } from '../plan/analyze.js';
 import { type ArrowUdfCall, batchSizeOf } from '../plan/arrow-udf.js';
 import { type ColumnExpr, compileExpr, isArrowUdf } from '../plan/expressions.js';
-import { batchRows, RowColumns, type RowMisfit } from './arrow/columns.js';
+import { answeredRows, batchRows, RowColumns, type RowMisfit } from './arrow/columns.js';
 import { asHeldRow, HeldRows } from './arrow/held-rows.js';
 import { ArrowEncoder, type Encoded } from './arrow/ipc.js';
 import { ArrowDecoder } from './arrow/ipc-decoder.js';
-import type { BatchChannel, BatchResponse, HoldingOperator, OperatorContext, RowSink } from './contract.js';
+import type {
+  AnsweredColumns,
+  BatchChannel,
+  BatchResponse,
+  DirectBatchChannel,
+  HoldingOperator,
+  OperatorContext,
+  RowSink,
+} from './contract.js';
 
 /** A batch's answer, let go row by row as the output takes them. */
 interface Draining {
@@ -21,7 +29,8 @@ interface Draining {
 
 /**
  * Full batches one operator has sent and not yet had answered, at most: the UDF thread works on
- * one while the next ones wait in its ring, so a batch's round trip does not bound the rate.
+ * one while the next ones wait in its ring, so a batch's round trip does not bound the rate. (On
+ * the task's thread each batch is answered as it is sent.)
  */
 const BATCHES_IN_FLIGHT = 8;
 
@@ -32,8 +41,13 @@ interface Unsent {
   readonly bytes: number;
 }
 
+/** A successful answer: IPC messages from a UDF thread, or columns made on the task's thread. */
+type Answer = Extract<BatchResponse, { ok: true }>;
+
 /**
- * The task's side of an operator whose user code runs on a UDF thread in Arrow batches. Rows are
+ * An operator whose user code runs in Arrow batches: on the task's thread (a direct channel: the
+ * batch is built from the rows and given to the function, no bytes between), or on a UDF thread
+ * (isolate: the batch goes as Arrow IPC messages through a ring, the answer comes back so). Rows are
  * held with their metadata; a batch goes out when `maxRecordsPerBatch` rows are held (up to
  * {@link BATCHES_IN_FLIGHT} of them unanswered), or when no more input waits and none is in flight
  * (the task closes it): under load, batches fill while earlier ones are worked on. Answers come
@@ -48,7 +62,7 @@ abstract class ArrowBatchOperator implements HoldingOperator {
   private readonly inFlight: HeldRows[] = [];
   private unsent: Unsent | null = null;
   private draining: Draining | null = null;
-  private readonly channel: BatchChannel;
+  private readonly channel: BatchChannel | DirectBatchChannel;
   private readonly encoder = new ArrowEncoder();
   protected readonly decoder = new ArrowDecoder();
   /** Fewer rows per batch after one did not fit the channel's frame. */
@@ -64,15 +78,19 @@ abstract class ArrowBatchOperator implements HoldingOperator {
     this.channel = ctx.udfChannel(op.id);
   }
 
-  /** The request for a batch of rows; rows that cannot go in it are reported in `misfits`. */
+  /**
+   * The request for a batch of rows; rows that cannot go in it are reported in `misfits`. `lend`:
+   * the batch may be one made before, written again (it is answered before the next is made).
+   */
   protected abstract request(
     rows: readonly unknown[],
     misfits: RowMisfit[],
+    lend: boolean,
   ): { batch: RecordBatch; kept: number[] | null };
   /** The request for a batch of rows written in place (no Arrow batch built), or null when it cannot be. */
   protected abstract requestInPlace(rows: readonly unknown[], encoder: ArrowEncoder): Encoded | null;
   /** How row `i` of an answered batch goes on (pushes to `next`). */
-  protected abstract emitter(held: HeldRows, bytes: Uint8Array): { count: number; emit: (i: number) => void };
+  protected abstract emitter(held: HeldRows, answer: Answer): { count: number; emit: (i: number) => void };
 
   push(row: unknown): void {
     this.queue.add(row, this.ctx.meta);
@@ -118,7 +136,7 @@ abstract class ArrowBatchOperator implements HoldingOperator {
       // Batches go out before this one's rows go on: the UDF works while the task does.
       this.sendFull();
       const { count, emit } = response.ok
-        ? this.emitter(held, response.bytes)
+        ? this.emitter(held, response)
         : {
             count: held.length,
             // An engine error (a result of the wrong length or type) keeps its code.
@@ -137,7 +155,7 @@ abstract class ArrowBatchOperator implements HoldingOperator {
   /** Sends full batches while fewer than {@link BATCHES_IN_FLIGHT} are unanswered and the ring takes them. */
   private sendFull(): void {
     if (this.unsent !== null) {
-      if (!this.channel.send(this.unsent.chunks, this.unsent.bytes)) return;
+      if (this.channel.direct || !this.channel.send(this.unsent.chunks, this.unsent.bytes)) return;
       this.inFlight.push(this.unsent.held);
       this.unsent = null;
     }
@@ -166,20 +184,27 @@ abstract class ArrowBatchOperator implements HoldingOperator {
   private send(): void {
     const n = Math.min(this.queue.length, this.maxRows, this.rowCap);
     let held = this.queue.take(n);
-    let encoded = this.requestInPlace(held.rows, this.encoder);
+    const channel = this.channel;
+    let encoded = channel.direct ? null : this.requestInPlace(held.rows, this.encoder);
     if (encoded === null) {
       const misfits: RowMisfit[] = [];
-      const { batch, kept } = this.request(held.rows, misfits);
+      const { batch, kept } = this.request(held.rows, misfits, channel.direct);
       for (const m of misfits)
         asHeldRow(held, m.index, this.ctx.meta, () =>
           this.ctx.badRecord(this.op, held.rows[m.index], m.error, false),
         );
       if (kept !== null) held = held.pick(kept);
       if (held.length === 0) return;
+      if (channel.direct) {
+        channel.call(batch);
+        this.inFlight.push(held);
+        return;
+      }
       encoded = this.encoder.encode([batch]);
     }
+    if (channel.direct) throw new Error('internal: a batch encoded for the task thread');
     const { chunks, bytes } = encoded;
-    if (bytes > this.channel.maxRequestBytes) {
+    if (bytes > channel.maxRequestBytes) {
       this.encoder.forget();
       if (held.length === 1) {
         asHeldRow(held, 0, this.ctx.meta, () =>
@@ -188,7 +213,7 @@ abstract class ArrowBatchOperator implements HoldingOperator {
             held.rows[0],
             new MillraceError(
               ErrorCode.RECORD_TOO_LARGE,
-              `a row of ${bytes} bytes in Arrow does not fit the UDF channel (at most ${this.channel.maxRequestBytes}); raise ringCapacityBytes`,
+              `a row of ${bytes} bytes in Arrow does not fit the UDF channel (at most ${channel.maxRequestBytes}); raise ringCapacityBytes`,
             ),
             false,
           ),
@@ -201,7 +226,7 @@ abstract class ArrowBatchOperator implements HoldingOperator {
       return;
     }
     // The ring is full of earlier batches: this one goes when the UDF thread has taken some.
-    if (!this.channel.send(chunks, bytes)) this.unsent = { held, chunks, bytes };
+    if (!channel.send(chunks, bytes)) this.unsent = { held, chunks, bytes };
     else this.inFlight.push(held);
   }
 }
@@ -238,24 +263,16 @@ export class ArrowProjectionOperator extends ArrowBatchOperator {
     this.keepRow = node.kind === 'withColumn';
   }
 
-  protected request(rows: readonly unknown[], misfits: RowMisfit[]) {
-    return this.columns.toBatch(rows, rows.length, misfits);
+  protected request(rows: readonly unknown[], misfits: RowMisfit[], lend: boolean) {
+    return this.columns.toBatch(rows, rows.length, misfits, lend);
   }
 
   protected requestInPlace(rows: readonly unknown[], encoder: ArrowEncoder) {
     return this.columns.encodeInPlace(rows, rows.length, encoder);
   }
 
-  protected emitter(held: HeldRows, bytes: Uint8Array) {
-    // One batch per answer, but for a UDF that answered in chunks: then the columns are joined.
-    let values: readonly ArrayLike<unknown>[] | null = null;
-    this.decoder.forEachColumns(bytes, (_length, columns) => {
-      const before = values;
-      values =
-        before === null ? columns : columns.map((v, c) => [...Array.from(before[c]!), ...Array.from(v)]);
-    });
-    const columns = values as readonly ArrayLike<unknown>[] | null;
-    if (columns === null) throw new Error('internal: a UDF answer without a batch');
+  protected emitter(held: HeldRows, answer: Answer) {
+    const columns = 'bytes' in answer ? this.decodedColumns(answer.bytes) : joinedColumns(answer.answered);
     const { outputs, keepRow, next } = this;
     if (keepRow) {
       // withColumn(name, arrowUdf(…)): the row and its one new column.
@@ -287,6 +304,19 @@ export class ArrowProjectionOperator extends ArrowBatchOperator {
     };
     return { count: held.length, emit };
   }
+
+  private decodedColumns(bytes: Uint8Array): readonly ArrayLike<unknown>[] {
+    const answered: AnsweredColumns[] = [];
+    this.decoder.forEachColumns(bytes, (length, columns) => answered.push({ length, names: [], columns }));
+    return joinedColumns(answered);
+  }
+}
+
+/** An answer's columns: one batch's, or a UDF's that answered in chunks, joined. */
+function joinedColumns(answered: readonly AnsweredColumns[]): readonly ArrayLike<unknown>[] {
+  if (answered.length === 0) throw new Error('internal: a UDF answer without a batch');
+  if (answered.length === 1) return answered[0]!.columns;
+  return answered[0]!.columns.map((_, c) => answered.flatMap((a) => Array.from(a.columns[c]!)));
 }
 
 /** `mapInArrow(fn)`: batches of whole rows to `fn`; its batches' rows go on. */
@@ -301,18 +331,19 @@ export class MapInArrowOperator extends ArrowBatchOperator {
     return this.columns?.encodeInPlace(rows, rows.length, encoder) ?? null;
   }
 
-  protected request(rows: readonly unknown[], misfits: RowMisfit[]) {
+  protected request(rows: readonly unknown[], misfits: RowMisfit[], lend: boolean) {
     // The columns are those of the first row (plain-object rows of one shape, as Spark's schema).
     this.columns ??= new RowColumns(
       `mapInArrow (${this.op.node.kind}#${this.op.id})`,
       Object.keys(rows[0] ?? {}),
       {},
     );
-    return this.columns.toBatch(rows, rows.length, misfits);
+    return this.columns.toBatch(rows, rows.length, misfits, lend);
   }
 
-  protected emitter(_held: HeldRows, bytes: Uint8Array) {
-    const rows = batchRows(this.decoder.decode(bytes));
+  protected emitter(_held: HeldRows, answer: Answer) {
+    const rows =
+      'bytes' in answer ? batchRows(this.decoder.decode(answer.bytes)) : answeredRows(answer.answered);
     return { count: rows.length, emit: (i: number) => this.next.push(rows[i]) };
   }
 }

@@ -1,3 +1,4 @@
+import type { RecordBatch } from 'apache-arrow';
 import type { CheckpointedStore } from '../state/store-contract.js';
 
 /**
@@ -59,8 +60,8 @@ export interface OperatorContext {
    * with each and sets it back before it lets the row go on (see {@link HoldingOperator}).
    */
   readonly meta: RowMetaFields;
-  /** The channel to the UDF thread that runs operator `operatorId`'s batches. */
-  udfChannel(operatorId: number): BatchChannel;
+  /** Where operator `operatorId`'s Arrow batches run: a UDF thread's channel, or this thread. */
+  udfChannel(operatorId: number): BatchChannel | DirectBatchChannel;
   /** The task's output cannot take more rows now: an operator letting rows go stops. */
   outputBlocked(): boolean;
   /** Execution in micro-batches (the trigger is not real-time). */
@@ -78,13 +79,28 @@ export interface RowMetaFields {
   sourcePartition: number;
 }
 
-/** One response from a UDF thread. `ok`: the result's bytes; otherwise the error (serialized). */
+/**
+ * A batch's columns as JS values the operator owns (nothing a user function keeps or reuses is
+ * shared with them): an answer made on the task's own thread.
+ */
+export interface AnsweredColumns {
+  readonly length: number;
+  readonly names: readonly string[];
+  readonly columns: readonly ArrayLike<unknown>[];
+}
+
+/**
+ * One answer to a batch: the IPC messages of its batches (from a UDF thread), its batches' columns
+ * (made on the task's thread), or the error the function was answered with.
+ */
 export type BatchResponse =
   | { readonly ok: true; readonly bytes: Uint8Array }
+  | { readonly ok: true; readonly answered: readonly AnsweredColumns[] }
   | { readonly ok: false; readonly error: Error };
 
-/** A task operator's requests to its UDF thread, and the responses, in order. */
+/** A task operator's requests to its UDF thread as Arrow IPC messages, and the responses, in order. */
 export interface BatchChannel {
+  readonly direct: false;
   /** The largest request one frame holds. */
   readonly maxRequestBytes: number;
   /** Sends one request made of `chunks` (`bytes` in all); false when the ring has no room now. */
@@ -92,6 +108,19 @@ export interface BatchChannel {
   /** The next response, or null when none has arrived yet. */
   receive(): BatchResponse | null;
   /** Whether a response waits (cheap). */
+  hasResponse(): boolean;
+}
+
+/**
+ * A task operator's function run on the task's own thread: each batch is answered as it is given,
+ * with no bytes between (no IPC encoding where no thread is crossed). Answers wait, in order,
+ * until the operator takes them.
+ */
+export interface DirectBatchChannel {
+  readonly direct: true;
+  /** Runs the function on `batch`; its answer waits behind the earlier ones. */
+  call(batch: RecordBatch): void;
+  receive(): BatchResponse | null;
   hasResponse(): boolean;
 }
 

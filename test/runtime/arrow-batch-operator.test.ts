@@ -2,18 +2,20 @@ import assert from 'node:assert/strict';
 import { before, describe, it } from 'node:test';
 import type { Table } from 'apache-arrow';
 import { arrowUdf } from '../../src/index.js';
-import { loadArrow } from '../../src/operators/arrow/arrow-module.js';
+import { arrow, loadArrow } from '../../src/operators/arrow/arrow-module.js';
 import { ArrowEncoder } from '../../src/operators/arrow/ipc.js';
 import { ArrowDecoder } from '../../src/operators/arrow/ipc-decoder.js';
 import { ArrowProjectionOperator } from '../../src/operators/arrow-batch.js';
 import type {
   BatchChannel,
   BatchResponse,
+  DirectBatchChannel,
   OperatorContext,
   RowMetaFields,
 } from '../../src/operators/contract.js';
 import type { PlannedOperator } from '../../src/plan/analyze.js';
 import { udfRunner } from '../../src/runtime/udf/udf-runner.js';
+import { InlineUdfChannel } from '../../src/runtime/worker/udf-channel.js';
 
 before(async () => {
   await loadArrow();
@@ -22,14 +24,14 @@ before(async () => {
 /** `y = 2 x` as an Arrow UDF. */
 const double = (t: Table) => Float64Array.from(t.getChild('x')!.toArray() as Float64Array, (v) => 2 * v);
 
-function planned(batch: number): PlannedOperator<'withColumn'> {
+function planned(batch: number, fn: (t: Table) => unknown = double): PlannedOperator<'withColumn'> {
   return {
     id: 0,
     inputs: [],
     node: {
       kind: 'withColumn',
       column: 'y',
-      expr: arrowUdf(double, { input: ['x'], returns: 'float64', maxRecordsPerBatch: batch }),
+      expr: arrowUdf(fn, { input: ['x'], returns: 'float64', maxRecordsPerBatch: batch }),
     },
   } as unknown as PlannedOperator<'withColumn'>;
 }
@@ -40,6 +42,7 @@ function planned(batch: number): PlannedOperator<'withColumn'> {
  * queues its answer.
  */
 class SteppedChannel implements BatchChannel {
+  readonly direct = false as const;
   readonly maxRequestBytes = 1 << 20;
   readonly requests: Uint8Array[] = [];
   private readonly responses: BatchResponse[] = [];
@@ -89,6 +92,10 @@ class SteppedChannel implements BatchChannel {
 function operator(batch: number, room = Number.POSITIVE_INFINITY) {
   const op = planned(batch);
   const channel = new SteppedChannel(op as PlannedOperator, room);
+  return { ...operatorOn(op, channel), channel };
+}
+
+function operatorOn(op: PlannedOperator<'withColumn'>, channel: BatchChannel | DirectBatchChannel) {
   const out: unknown[] = [];
   const meta: RowMetaFields = { sourceTime: 0, readTime: 0, origin: 0, sourceIndex: 0, sourcePartition: 0 };
   const ctx = {
@@ -102,7 +109,7 @@ function operator(batch: number, room = Number.POSITIVE_INFINITY) {
     },
   } as unknown as OperatorContext;
   const next = { push: (row: unknown) => out.push(row) };
-  return { udf: new ArrowProjectionOperator(op, next, ctx), channel, out };
+  return { udf: new ArrowProjectionOperator(op, next, ctx), out };
 }
 
 const xs = (from: number, to: number) => Array.from({ length: to - from }, (_, i) => ({ x: from + i }));
@@ -154,5 +161,51 @@ describe('an Arrow operator on its UDF channel', () => {
     channel.answer();
     udf.advance();
     assert.deepEqual(out, ys(0, 6));
+  });
+});
+
+describe('an Arrow operator on the task thread', () => {
+  function inline(batch: number, fn: (t: Table) => unknown) {
+    const op = planned(batch, fn);
+    return operatorOn(op, new InlineUdfChannel(udfRunner(op as PlannedOperator)));
+  }
+
+  it('answers each batch as it is sent, and lets its rows go in order when advanced', () => {
+    const { udf, out } = inline(2, double);
+    for (const row of xs(0, 5)) udf.push(row);
+    assert.equal(udf.ready(), true, 'two full batches are answered already');
+    udf.advance();
+    assert.deepEqual(out, ys(0, 4));
+    assert.equal(udf.holds(), true, 'the fifth row waits for its batch to fill or the input to end');
+    udf.close();
+    udf.advance();
+    assert.deepEqual(out, ys(0, 5));
+    assert.equal(udf.holds(), false);
+  });
+
+  it("keeps each answer's values when the function writes the same output array again", () => {
+    const scratch = new Float64Array(1);
+    const reused = (t: Table) => {
+      scratch[0] = 2 * (t.getChild('x')!.get(0) as number);
+      return scratch;
+    };
+    const { udf, out } = inline(1, reused);
+    for (const row of xs(0, 8)) udf.push(row);
+    udf.advance();
+    assert.deepEqual(out, ys(0, 8), 'eight answers made before any row went on, each its own');
+  });
+
+  it('joins the chunks of a result vector into one column', () => {
+    const chunked = (t: Table) => {
+      const A = arrow();
+      const x = Array.from(t.getChild('x')!.toArray() as Float64Array, (v) => 2 * v);
+      const half = Math.ceil(x.length / 2);
+      const first = A.vectorFromArray(x.slice(0, half), new A.Float64());
+      return first.concat(A.vectorFromArray(x.slice(half), new A.Float64()));
+    };
+    const { udf, out } = inline(4, chunked);
+    for (const row of xs(0, 4)) udf.push(row);
+    udf.advance();
+    assert.deepEqual(out, ys(0, 4));
   });
 });

@@ -52,7 +52,7 @@ describe('the UDF thread end of a channel', () => {
     const ys: number[] = [];
     for (let round = 0; round < 32 && ys.length < 8; round++) {
       for (let r = task.receive(); r !== null; r = task.receive()) {
-        assert.ok(r.ok);
+        assert.ok(r.ok && 'bytes' in r, 'a UDF thread answers in IPC messages');
         decoder.forEachColumns(r.bytes, (_n, [y]) => ys.push(...Array.from(y as Float64Array)));
       }
       while (server.answer()) answered++;

@@ -1,8 +1,9 @@
 import type { DataType, Field, RecordBatch, Vector } from 'apache-arrow';
 import { ErrorCode, MillraceError } from '../../errors.js';
 import type { ArrowType } from '../../plan/arrow-udf.js';
+import type { AnsweredColumns } from '../contract.js';
 import { arrow } from './arrow-module.js';
-import type { ArrowEncoder, Encoded } from './ipc.js';
+import type { ArrowEncoder, ColumnsBatch, Encoded } from './ipc.js';
 import { vectorValues } from './vector-values.js';
 
 export { vectorValues };
@@ -128,6 +129,21 @@ function valueReader(name: string): ValueReader {
   ) as ValueReader;
 }
 
+/**
+ * A record batch of float64 columns over one array of values, which is written again for the next
+ * batch of as many rows: Arrow's RecordBatch and Table cost microseconds to make (each copies its
+ * schema), more than a model's arithmetic on a few rows. A function given a lent batch has it for
+ * the call only.
+ */
+interface LentBatch {
+  readonly values: Float64Array;
+  readonly starts: readonly number[];
+  readonly batch: RecordBatch;
+}
+
+/** Row counts whose lent batch is kept. */
+const LENT_SIZES = 4;
+
 /** A row of a batch whose value does not fit its column. */
 export interface RowMisfit {
   readonly index: number;
@@ -148,6 +164,8 @@ export class RowColumns {
   /** The schema and struct type of the last batch, kept while its column types stay. */
   private allFloat64 = false;
   private schema: { schema: import('apache-arrow').Schema; struct: DataType } | null = null;
+  /** Batches lent before, by row count (see {@link toBatch}). */
+  private readonly lent = new Map<number, LentBatch>();
 
   constructor(
     private readonly owner: string,
@@ -172,33 +190,58 @@ export class RowColumns {
     return { chunks: [message.bytes], bytes: message.bytes.byteLength };
   }
 
-  /** Rows that do not fit are reported in `misfits` (by index) and left out of the batch. */
+  /**
+   * Rows that do not fit are reported in `misfits` (by index) and left out of the batch. `lend`:
+   * the batch may be one made before and written again (see {@link LentBatch}); the caller is
+   * done with it before it asks for the next.
+   */
   toBatch(
+    rows: readonly unknown[],
+    n: number,
+    misfits: RowMisfit[],
+    lend = false,
+  ): { batch: RecordBatch; kept: number[] | null } {
+    if (this.schema !== null && this.allFloat64) {
+      // The usual case once the types are known: numbers only, read in one pass over the rows.
+      const lent = lend ? this.lentBatch(n) : null;
+      const made = lent ?? this.floatBatch(n);
+      if (this.placeReader(rows, n, made.values, made.starts) < 0) return { batch: made.batch, kept: null };
+    }
+    return this.builtBatch(rows, n, misfits);
+  }
+
+  /** A batch of `n` rows of float64 columns, its values one array, column after column. */
+  private floatBatch(n: number): LentBatch {
+    const A = arrow();
+    const values = new Float64Array(n * this.names.length);
+    const starts = this.names.map((_, c) => c * n);
+    const { schema, struct } = this.schema!;
+    const children = schema.fields.map(
+      (f, c) => new A.Data(f.type, 0, n, 0, [undefined, values.subarray(c * n, (c + 1) * n), undefined]),
+    );
+    const data = new A.Data(struct, 0, n, 0, [undefined, undefined, undefined], children);
+    return { values, starts, batch: new A.RecordBatch(schema, data as any) };
+  }
+
+  /**
+   * The batch of `n` rows lent before, or a new one kept for the next time (for a few sizes only:
+   * one row, when the query keeps up, and the full batch, under load, are the usual ones).
+   */
+  private lentBatch(n: number): LentBatch | null {
+    let lent = this.lent.get(n);
+    if (lent === undefined && this.lent.size < LENT_SIZES) {
+      lent = this.floatBatch(n);
+      this.lent.set(n, lent);
+    }
+    return lent ?? null;
+  }
+
+  private builtBatch(
     rows: readonly unknown[],
     n: number,
     misfits: RowMisfit[],
   ): { batch: RecordBatch; kept: number[] | null } {
     const A = arrow();
-    if (this.schema !== null && this.allFloat64) {
-      // The usual case once the types are known: numbers only, read in one pass over the rows.
-      const values = new Float64Array(n * this.names.length);
-      if (
-        this.placeReader(
-          rows,
-          n,
-          values,
-          this.names.map((_, c) => c * n),
-        ) < 0
-      ) {
-        const children = this.names.map(
-          (_, c) =>
-            new A.Data(this.types[c]!, 0, n, 0, [undefined, values.subarray(c * n, (c + 1) * n), undefined]),
-        );
-        const { schema, struct } = this.schema;
-        const data = new A.Data(struct, 0, n, 0, [undefined, undefined, undefined], children);
-        return { batch: new A.RecordBatch(schema, data as any), kept: null };
-      }
-    }
     const columns: unknown[][] = [];
     const floats: (Float64Array | null)[] = [];
     let bad: Set<number> | null = null;
@@ -258,6 +301,7 @@ export class RowColumns {
       this.fields = this.names.map((name, c) => new A.Field(name, children[c]!.type, true));
       this.schema = { schema: new A.Schema(this.fields), struct: new A.Struct(this.fields) };
       this.allFloat64 = children.every((d) => A.DataType.isFloat(d.type) && d.type.precision === 2);
+      this.lent.clear();
     }
     const { schema, struct } = this.schema!;
     const data = new A.Data(struct, 0, length, 0, [undefined, undefined, undefined], children);
@@ -332,15 +376,52 @@ export function resultVector(result: unknown, type: DataType, length: number, ow
   return v;
 }
 
+/**
+ * Batches a function returned on the task's thread as columns the operator owns: values are
+ * copied out of the batches' buffers, which the function may keep and write again (a model that
+ * reuses its output array) before the answer's rows have gone on.
+ */
+export function answerColumns(batches: readonly (RecordBatch | ColumnsBatch)[]): AnsweredColumns[] {
+  return batches.map((b) => columnsOf(b, owned));
+}
+
 /** The rows of record batches as plain objects (field name → JS value). */
 export function batchRows(batches: readonly RecordBatch[]): Record<string, unknown>[] {
+  return answeredRows(batches.map((b) => columnsOf(b, (v) => v)));
+}
+
+function columnsOf(
+  b: RecordBatch | ColumnsBatch,
+  take: (values: ArrayLike<unknown>) => ArrayLike<unknown>,
+): AnsweredColumns {
+  if ('children' in b) {
+    const A = arrow();
+    return {
+      length: b.length,
+      names: b.schema.schema.fields.map((f) => f.name),
+      columns: b.children.map((d) => take(vectorValues(A.makeVector(d)))),
+    };
+  }
+  const fields = b.schema.fields;
+  return {
+    length: b.numRows,
+    names: fields.map((f) => f.name),
+    columns: fields.map((_, c) => take(vectorValues(b.getChildAt(c)!))),
+  };
+}
+
+/** Values that share no buffer with a vector (a typed array view is copied). */
+function owned(values: ArrayLike<unknown>): ArrayLike<unknown> {
+  return ArrayBuffer.isView(values) ? (values as Float64Array).slice() : values;
+}
+
+/** The rows of answered columns as plain objects (field name → JS value). */
+export function answeredRows(answered: readonly AnsweredColumns[]): Record<string, unknown>[] {
   const out: Record<string, unknown>[] = [];
-  for (const b of batches) {
-    const names = b.schema.fields.map((f) => f.name);
-    const cols = names.map((_, c) => vectorValues(b.getChildAt(c)!));
-    for (let i = 0; i < b.numRows; i++) {
+  for (const { length, names, columns } of answered) {
+    for (let i = 0; i < length; i++) {
       const row: Record<string, unknown> = {};
-      for (let c = 0; c < names.length; c++) row[names[c]!] = cols[c]![i];
+      for (let c = 0; c < names.length; c++) row[names[c]!] = columns[c]![i];
       out.push(row);
     }
   }

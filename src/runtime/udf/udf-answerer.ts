@@ -9,8 +9,7 @@ export type UdfAnswer =
   | { readonly ok: false; readonly error: SerializedError };
 
 /**
- * Answers an Arrow operator's requests, wherever its code runs (a UDF thread's channel, or the
- * task's own thread): decodes the request's batches, runs the operator's function on each, and
+ * Answers an Arrow operator's requests on a UDF thread: decodes the request's batches, runs the operator's function on each, and
  * encodes what it returned. A function that throws is answered with its error (the task applies
  * the query's bad-record policy to the batch's rows); an answer larger than `maxAnswerBytes` too.
  */

@@ -1,6 +1,7 @@
 import type { RecordBatch } from 'apache-arrow';
 import { ErrorCode, MillraceError } from '../../errors.js';
 import { arrow } from '../../operators/arrow/arrow-module.js';
+import { tableOf } from '../../operators/arrow/column-table.js';
 import { resolveType, resultVector } from '../../operators/arrow/columns.js';
 import type { BatchSchema, ColumnsBatch } from '../../operators/arrow/ipc.js';
 import type { PlannedOperator } from '../../plan/analyze.js';
@@ -29,6 +30,8 @@ export function udfRunner(op: PlannedOperator): UdfRunner {
     input: [...u.input],
     type: resolveType(u.returns),
     owner: `arrowUdf '${u.name}' (${node.kind}#${op.id})`,
+    /** The table of the last batch: a batch lent again (see RowColumns.toBatch) is given the same one. */
+    last: null as { batch: RecordBatch; table: import('apache-arrow').Table } | null,
   }));
   if (udfs.length === 0) throw new Error(`internal: ${node.kind}#${op.id} runs no Arrow code`);
   // The answer's schema: one column per UDF, named by its place, of its declared type (which
@@ -42,7 +45,11 @@ export function udfRunner(op: PlannedOperator): UdfRunner {
       // A UDF that reads every column of the request, in order (the usual case), gets it whole.
       const whole =
         u.input.length === batch.numCols && u.input.every((c, i) => batch.schema.fields[i]!.name === c);
-      const table = new A.Table(whole ? batch : batch.select(u.input));
+      let table = u.last?.batch === batch ? u.last.table : null;
+      if (table === null) {
+        table = tableOf(whole ? batch : batch.select(u.input));
+        u.last = { batch, table };
+      }
       const v = resultVector(u.fn(table), u.type, batch.numRows, u.owner);
       if (v.data.length !== 1) chunked = true;
       columns[String(k)] = v;

@@ -3,6 +3,7 @@ import type { StateCheckpointer } from '../../checkpoint/state-checkpointer.js';
 import { ErrorCode, MillraceError, serializeError } from '../../errors.js';
 import type {
   BatchChannel,
+  DirectBatchChannel,
   OperatorContext,
   OperatorRef,
   RowSink,
@@ -86,7 +87,7 @@ export class Task implements OperatorContext, SinkTask, SourceTask {
   private readonly watermarkOps: WatermarkOperator[];
   /** Operators that hold rows across pushes (Arrow UDFs, mapPartitions). */
   private readonly held: HeldOperators;
-  private readonly udfChannels = new Map<number, BatchChannel>();
+  private readonly udfChannels = new Map<number, BatchChannel | DirectBatchChannel>();
   readonly microBatch: boolean;
   readonly arrowMaxRecordsPerBatch: number | undefined;
   private readonly watermarks: WatermarkTracker;
@@ -633,7 +634,7 @@ export class Task implements OperatorContext, SinkTask, SourceTask {
     this.problems.lateRow(op, row, this.watermarks.lateWatermark);
   }
 
-  udfChannel(operatorId: number): BatchChannel {
+  udfChannel(operatorId: number): BatchChannel | DirectBatchChannel {
     const channel = this.udfChannels.get(operatorId);
     if (channel === undefined) throw new Error(`internal: operator ${operatorId} has no UDF channel`);
     return channel;

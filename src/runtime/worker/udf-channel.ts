@@ -1,13 +1,16 @@
-import type { BatchChannel, BatchResponse } from '../../operators/contract.js';
+import type { RecordBatch } from 'apache-arrow';
+import { MillraceError, serializeError } from '../../errors.js';
+import { answerColumns } from '../../operators/arrow/columns.js';
+import type { BatchChannel, BatchResponse, DirectBatchChannel } from '../../operators/contract.js';
 import { FrameKind } from '../channel/frame-kind.js';
 import { TAG_KIND_MASK } from '../channel/ring-layout.js';
 import type { RingConsumer, RingProducer } from '../channel/spsc-ring.js';
-import { UdfAnswerer } from '../udf/udf-answerer.js';
 import { answeredError, copyFrame, readError, writeChunks } from '../udf/udf-frames.js';
 import type { UdfRunner } from '../udf/udf-runner.js';
 
 /** A task operator's end of its UDF channel: requests out on one ring, answers back on another. */
 export class UdfChannel implements BatchChannel {
+  readonly direct = false as const;
   readonly maxRequestBytes: number;
 
   constructor(
@@ -35,33 +38,30 @@ export class UdfChannel implements BatchChannel {
   }
 }
 
-/** No ring bounds a request or an answer that stays on the task's thread. */
-const INLINE_MAX_BYTES = Number.MAX_SAFE_INTEGER;
-
 /**
  * A task operator's channel when its Arrow code runs on the task's own thread (the default; see
- * `isolate`): each request is answered as it is sent, by the same code a UDF thread runs, with no
- * ring between threads and no thread to wake. The answers wait, in order, until the operator takes
- * them.
+ * `isolate`): each batch goes to the function as it was built from the rows, and what the function
+ * returned comes back as columns, with no IPC encoding, no ring and no thread to wake. The answers
+ * wait, in order, until the operator takes them.
  */
-export class InlineUdfChannel implements BatchChannel {
-  readonly maxRequestBytes = INLINE_MAX_BYTES;
-  private readonly answerer: UdfAnswerer;
+export class InlineUdfChannel implements DirectBatchChannel {
+  readonly direct = true as const;
   private readonly answers: BatchResponse[] = [];
 
-  constructor(run: UdfRunner) {
-    this.answerer = new UdfAnswerer(run, INLINE_MAX_BYTES);
-  }
+  constructor(private readonly run: UdfRunner) {}
 
-  send(chunks: readonly Uint8Array[], bytes: number): boolean {
-    const a = this.answerer.answer(chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, bytes));
-    // The answer is copied out: its chunks may be views of what the function returned.
-    this.answers.push(
-      a.ok
-        ? { ok: true, bytes: Buffer.concat(a.chunks, a.bytes) }
-        : { ok: false, error: answeredError(a.error) },
-    );
-    return true;
+  call(batch: RecordBatch): void {
+    let answer: BatchResponse;
+    try {
+      answer = { ok: true, answered: answerColumns(this.run(batch)) };
+    } catch (e) {
+      // As a UDF thread answers it: user code's error keeps its name, message and stack.
+      answer = {
+        ok: false,
+        error: answeredError(serializeError(e, { userCode: !(e instanceof MillraceError) })),
+      };
+    }
+    this.answers.push(answer);
   }
 
   hasResponse(): boolean {
