@@ -67,7 +67,7 @@ export function runMillrace(settings: RunSettings): Promise<MeasuredRun> {
 
 /**
  * One Millrace run of a benchmark job: starts the query at a constant rate (parameter
- * `rowsPerSecond`), lets it warm up, then measures a window — e2e latency from the engine's own
+ * `rowsPerSecond`), lets it warm up (none: the window starts with the query), then measures a window — e2e latency from the engine's own
  * histograms (recorded at the sink in the worker, from each row's scheduled time), backlog and
  * state from the progress reports — and stops it. The job reports its threads' latency clocks on
  * the BroadcastChannel named by its `clockChannel` parameter.
@@ -169,9 +169,12 @@ async function measure(
   };
   q.on('progress', onProgress);
   try {
-    await wait(settings.warmupMs);
-    await q.collectMetrics();
-    q.resetLatencySummary();
+    // No warm-up: the window is the whole run from the query's start, its first rows included.
+    if (settings.warmupMs > 0) {
+      await wait(settings.warmupMs);
+      await q.collectMetrics();
+      q.resetLatencySummary();
+    }
     const windowStart = performance.now();
     measuring = true;
     observer?.window('start');

@@ -2,7 +2,7 @@ import { formatLatency, formatRate } from './format.js';
 
 /** One figure checked against its target (docs/benchmarks.md, "Targets"). */
 export interface TargetCheck {
-  id: 'E1' | 'E2' | 'E3' | 'E4' | 'T1' | 'T2' | 'I1' | 'C1' | 'K1' | 'K2';
+  id: 'E1' | 'E2' | 'E3' | 'E4' | 'T1' | 'T2' | 'I1' | 'C1' | 'K1' | 'K2' | 'D1' | 'D2' | 'D3';
   what: string;
   measured: number;
   unit: 'ms' | 'rows/s' | '%' | '×';

@@ -12,12 +12,17 @@ export type { CardWindow } from './fraud-pipeline.js';
  * replays dropped, scored, joined with the merchant-risk table, the per-card detector, the per-card
  * spend per 10-s window) → a row per update on the console, as JSON. Parameters: `rate`
  * (payments/s), `partitions` (generator partitions, default 2), `checkpointInterval` (default 5 s),
- * `isolate` (true: the model on the UDF threads instead of the task's thread).
+ * `isolate` (true: the model on the UDF threads instead of the task's thread), `model` (false: the
+ * chain without the model's column).
  */
 export default defineJob((job) => {
   const rate = job.param('rate', 5000);
   const partitions = job.param('partitions', 2);
-  return fraudQuery(readPayments(job, rate, partitions, (g) => g, { replays: true }))
+  const model = job.param('model', 'true') !== 'false';
+  return fraudQuery(
+    readPayments(job, rate, partitions, (g) => g, { replays: true }),
+    model,
+  )
     .writeStream(sinks.console({ format: 'json' }))
     .outputMode('update')
     .queryName('fraud-demo')

@@ -103,15 +103,16 @@ export interface CardWindow {
 /**
  * The fraud demo as one query, a chain of three stateful operators: payments → a watermark 2 s
  * behind the payment times → replayed payments dropped (`dropDuplicatesWithinWatermark('txId')`)
- * → scored and joined with the merchant-risk table ({@link scorePayments}, with the model) → per
+ * → scored and joined with the merchant-risk table ({@link scorePayments}; `model`: with the
+ * model's probability, the default) → per
  * card, the detector ({@link CardVerdicts}: a verdict for each payment, its rows at the payment's
  * event time) → per card and 10-s window, the spend, the payments and the alerts, in update mode:
  * each verdict updates its window's row at once, so an alert is out as soon as it is raised, and a
  * window is forgotten when the watermark passes its end.
  */
-export function fraudQuery(payments: Stream<Payment>): Stream<CardWindow> {
+export function fraudQuery(payments: Stream<Payment>, model = true): Stream<CardWindow> {
   const unique = payments.withWatermark('ts', '2 seconds').dropDuplicatesWithinWatermark('txId');
-  return scorePayments(unique, true)
+  return scorePayments(unique, model)
     .groupByKey((p: ScoredPayment) => p.cardId)
     .transformWithState(() => new CardVerdicts(), {
       timeMode: 'eventTime',

@@ -2,6 +2,8 @@ import { runArrowUdf } from '../../bench/arrow-udf.js';
 import { renderArrowUdfReport } from '../../bench/arrow-udf-report.js';
 import { runCheckpointBench } from '../../bench/checkpoint.js';
 import { renderCheckpointReport } from '../../bench/checkpoint-report.js';
+import { runDemoChain } from '../../bench/demo-chain.js';
+import { renderDemoChainReport } from '../../bench/demo-chain-report.js';
 import { runFraud } from '../../bench/fraud.js';
 import { runIdle } from '../../bench/idle.js';
 import { type KafkaLoopKind, runKafkaLoop } from '../../bench/kafka-loop.js';
@@ -26,11 +28,14 @@ import { parseScaleOutArgs, SCALE_OUT_USAGE } from './scale-out-args.js';
 import {
   ARROW_UDF_USAGE,
   CHECKPOINT_USAGE,
+  DEMO_CHAIN_USAGE,
   FRAUD_USAGE,
+  fraudChain,
   IDLE_USAGE,
   KAFKA_OPTIONS_USAGE,
   parseArrowUdfArgs,
   parseCheckpointArgs,
+  parseDemoChainArgs,
   parseFraudArgs,
   parseIdleArgs,
   parseKafkaLoopArgs,
@@ -55,7 +60,8 @@ Scenarios:
               the loop
   fraud       E4 latency of the fraud demo's detector (risk UDF, merchant-risk join, a shuffle by
               card, transformWithState with TTL state and event-time timers), one verdict per
-              payment (Millrace only)
+              payment (Millrace only); with --chain demo, D1–D3: the demo's whole query from a
+              cold start, the model inline, isolated and left out
   stream-static-join
               latency of payments joined with the merchant-risk table, stateless and without a
               shuffle (Millrace only; no target)
@@ -87,6 +93,8 @@ async function runKafkaScenario(
 
 interface Scenario {
   usage: string;
+  /** The usage of a variant of the scenario its arguments name (`fraud --chain demo`). */
+  usageFor?(args: string[]): string;
   run(args: string[], io: CliIO, signal: AbortSignal): Promise<void>;
 }
 
@@ -113,8 +121,16 @@ const SCENARIOS: Record<string, Scenario> = {
   },
   fraud: {
     usage: FRAUD_USAGE,
+    usageFor: (args) => (fraudChain(args).chain === 'demo' ? DEMO_CHAIN_USAGE : FRAUD_USAGE),
     async run(args, io, signal) {
-      const options = parseFraudArgs(args);
+      const { chain, rest } = fraudChain(args);
+      if (chain === 'demo') {
+        const options = parseDemoChainArgs(rest);
+        const result = await runDemoChain(options, io, signal);
+        io.out(options.json ? `${JSON.stringify(result, null, 2)}\n` : renderDemoChainReport(result));
+        return;
+      }
+      const options = parseFraudArgs(rest);
       const result = await runFraud(options, io, signal);
       io.out(options.json ? `${JSON.stringify(result, null, 2)}\n` : renderFraudReport(result));
     },
@@ -188,7 +204,13 @@ export async function runBench(args: string[], io: CliIO): Promise<number> {
     return ExitCode.USAGE;
   }
   if (rest.includes('--help') || rest.includes('-h')) {
-    io.out(scenario.usage);
+    let usage = scenario.usage;
+    try {
+      usage = scenario.usageFor?.(rest) ?? usage;
+    } catch {
+      // A bad variant's name: the scenario's own usage.
+    }
+    io.out(usage);
     return ExitCode.OK;
   }
   const abort = new AbortController();

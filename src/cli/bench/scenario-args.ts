@@ -14,6 +14,14 @@ import {
   type ArrowUdfOptions,
 } from '../../bench/arrow-udf.js';
 import type { CheckpointOptions } from '../../bench/checkpoint.js';
+import {
+  D1_P99_MS,
+  DEMO_CHAIN_DESCRIPTION,
+  DEMO_CHAIN_DURATION,
+  DEMO_CHAIN_FIRST_MS,
+  DEMO_CHAIN_RATE,
+  type DemoChainOptions,
+} from '../../bench/demo-chain.js';
 import { formatRate } from '../../bench/format.js';
 import { type FraudOptions, fraudDescription } from '../../bench/fraud.js';
 import { IDLE_DESCRIPTION, type IdleOptions } from '../../bench/idle.js';
@@ -198,10 +206,73 @@ time, so it is recorded for every payment, not only for the few that raise an al
   --find-max            search the highest sustainable rate (no target; probes warm up 4 s)
   --max-time D          time budget of --find-max (default 2min)
   --partitions N        generator partitions (default 2)
+  --chain demo          the demo's whole query instead, model inline, isolated and left out, from
+                        a cold start (millrace bench fraud --chain demo --help)
   --spin-micros N       Millrace workers poll this long before parking (default: the engine's)
   --out DIR             where HDR percentile files and SVG plots go (default bench-out/)
   --json                print the result as JSON instead of tables
 `;
+
+export const DEMO_CHAIN_USAGE = `millrace bench fraud --chain demo [options]
+
+The fraud demo's whole query, from a cold start, three ways in one run (Millrace only):
+${DEMO_CHAIN_DESCRIPTION}.
+Variants: inline (the model on the task's thread, the default), isolated (the model on the UDF
+pool, isolateUdfs) and no-model (the chain without the model's column). Each run starts a new
+query and measures all of it, its first seconds included; the report gives the whole run's
+percentiles, the first ${DEMO_CHAIN_FIRST_MS / 1000} s on their own, and each p99 against no-model's.
+Targets D1 (whole run at 5 000 payments/s, model inline), D2 (the ratios) and D3 (--find-max).
+
+  --rate N              payments per second (default ${DEMO_CHAIN_RATE})
+  --rates a,b,c         several rates, one after the other
+  --duration D          each run, from the query's start (default ${DEMO_CHAIN_DURATION})
+  --runs N              runs per variant and rate, medians reported (default 1)
+  --find-max            also search each variant's highest rate with p99 < ${D1_P99_MS} ms (probes
+                        warm up 5 s, then measure --duration, at most 2 s)
+  --max-time D          time budget of --find-max, shared by the variants (default 3min)
+  --partitions N        generator partitions (default 2)
+  --spin-micros N       Millrace workers poll this long before parking (default: the engine's)
+  --out DIR             where HDR percentile files and the JSON go (default bench-out/)
+  --json                print the result as JSON instead of tables
+`;
+
+/** `--chain demo` (the demo's whole query) or `--chain detector` (E4, the default). */
+export function fraudChain(args: string[]): { chain: 'demo' | 'detector'; rest: string[] } {
+  const rest: string[] = [];
+  let chain: string | undefined;
+  for (let i = 0; i < args.length; i++) {
+    const a = args[i]!;
+    if (a === '--chain') chain = args[++i];
+    else if (a.startsWith('--chain=')) chain = a.slice('--chain='.length);
+    else rest.push(a);
+  }
+  if (chain !== undefined && chain !== 'demo' && chain !== 'detector')
+    throw new UsageError(`--chain: expected 'demo' or 'detector', got '${chain ?? ''}'`);
+  return { chain: chain === 'demo' ? 'demo' : 'detector', rest };
+}
+
+export function parseDemoChainArgs(args: string[]): DemoChainOptions {
+  if (args.includes('--warmup') || args.some((a) => a.startsWith('--warmup=')))
+    throw new UsageError('--chain demo measures each run from a cold start: it takes no --warmup');
+  const { common, values } = parseBenchArgs(
+    args,
+    { partitions: { type: 'string' } },
+    { rate: DEMO_CHAIN_RATE, duration: DEMO_CHAIN_DURATION },
+  );
+  const maxTime = values['max-time'] as string | undefined;
+  return {
+    // --find-max alone leaves no rate in the common options; the cold-start runs always have one.
+    rates: common.rates.length === 0 ? [DEMO_CHAIN_RATE] : common.rates,
+    durationMs: common.durationMs,
+    runs: common.runs,
+    findMax: common.findMax,
+    maxTimeMs: parseDurationOption(maxTime ?? '3min', '--max-time'),
+    partitions: parsePositiveInt((values.partitions as string | undefined) ?? '2', '--partitions'),
+    spinMicros: common.spinMicros,
+    outDir: common.outDir,
+    json: common.json,
+  };
+}
 
 export function parseFraudArgs(args: string[]): FraudOptions {
   const { common, values } = parseBenchArgs(

@@ -38,6 +38,17 @@ function reserve(filename: string): Piscina {
   return pool;
 }
 
+/**
+ * Ends every thread of the process's reserves, waiting for them to exit: the next query starts on
+ * new threads, as in a new process (a benchmark of a cold start). Only while no query runs: a task
+ * still running would be ended with its thread.
+ */
+export async function endThreadReserves(): Promise<void> {
+  const pools = [...reserves.values()];
+  reserves.clear();
+  await Promise.all(pools.map((p) => p.destroy()));
+}
+
 /** One long-lived task on a thread of the process's reserve (see {@link reserve}). */
 export class LongTask {
   /** Settles when the task returns, throws, or its thread ends. */
