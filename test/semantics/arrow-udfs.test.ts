@@ -96,6 +96,30 @@ for (const isolate of [false, true]) {
       );
     });
 
+    for (const batch of ['1', '8']) {
+      it(`behind a shuffle, no watermark overtakes the rows a batch holds: every window counts all its rows (batches of ${batch})`, async () => {
+        const rows = readings(0, 40);
+        const out = (await run({ op: 'windowed', batch, queryBatch: batch }, rows)) as {
+          window: { start: number; end: number };
+          rows: number;
+          score: number;
+        }[];
+        // The watermark ends at the last reading's time, 9.75 s: the windows before 9 s are closed.
+        const expected = Array.from({ length: 9 }, (_, w) => {
+          const inWindow = rows.filter((r) => Math.floor((r.id * 250) / 1000) === w);
+          return {
+            window: { start: w * 1000, end: (w + 1) * 1000 },
+            rows: inWindow.length,
+            score: inWindow.reduce((s, r) => s + scoreOf(r), 0),
+          };
+        });
+        assert.deepEqual(
+          [...out].sort((a, b) => a.window.start - b.window.start),
+          expected,
+        );
+      });
+    }
+
     it('results are exactly-once across a restart from a checkpoint', async () => {
       const dir = tempDir();
       const params = { ...placement, op: 'withColumn', batch: '4' };

@@ -53,6 +53,12 @@ export class HeldOperators {
     return held;
   }
 
+  /** Whether an operator holds rows that a marker arriving now would have to wait for. */
+  holding(): boolean {
+    for (let h = 0; h < this.ops.length; h++) if (this.ops[h]!.holds(false)) return true;
+    return false;
+  }
+
   /** The marker last refused is still waiting for held rows (so the frame in its ring is no work). */
   markerBlocked(): boolean {
     if (!this.markerWaits) return false;

@@ -31,6 +31,7 @@ import { TAG_KIND_MASK, tagArg } from '../channel/ring-layout.js';
 import { RingConsumer, RingProducer } from '../channel/spsc-ring.js';
 import type { TaskCounters, TaskSpec } from '../messages.js';
 import { udfRunner } from '../udf/udf-runner.js';
+import { DeferredWatermarks } from './deferred-watermarks.js';
 import { HeldOperators } from './held-operators.js';
 import type { HostContext } from './host-context.js';
 import { type InputChannel, InputSet } from './input-set.js';
@@ -87,6 +88,8 @@ export class Task implements OperatorContext, SinkTask, SourceTask {
   private readonly watermarkOps: WatermarkOperator[];
   /** Operators that hold rows across pushes (Arrow UDFs, mapPartitions). */
   private readonly held: HeldOperators;
+  /** Watermarks heard behind rows the held operators hold, applied once those are out. */
+  private readonly deferred = new DeferredWatermarks();
   private readonly udfChannels = new Map<number, BatchChannel | DirectBatchChannel>();
   readonly microBatch: boolean;
   readonly arrowMaxRecordsPerBatch: number | undefined;
@@ -240,6 +243,7 @@ export class Task implements OperatorContext, SinkTask, SourceTask {
     const held = this.held;
     if (held.any) {
       work += held.advance();
+      if (this.deferred.any && !held.holding()) this.applyDeferred();
       if (this.output.blocked || held.full()) return work > 0;
     }
     let anyAligned = false;
@@ -257,6 +261,7 @@ export class Task implements OperatorContext, SinkTask, SourceTask {
         if (kind === FrameKind.DATA) {
           this.onData(input, this.heads[i]!);
           ring.releaseDeferred();
+          if (this.deferred.any) this.deferred.rowRead();
         } else if (!this.onMarker(input, kind)) {
           // A marker behind held rows: the task has work again when an answer arrives.
           return held.markerHeld ? work > 0 : true;
@@ -381,6 +386,17 @@ export class Task implements OperatorContext, SinkTask, SourceTask {
 
   // --- control markers: barriers and epochs, flushes, watermarks, end of stream ----------------
 
+  /** Applies the watermarks that waited for held rows (see DeferredWatermarks). */
+  private applyDeferred(): void {
+    this.deferred.apply(this.applyWatermark);
+  }
+
+  /** Made once: applyDeferred runs on the row path. */
+  private readonly applyWatermark = (channel: number, input: number, value: number, behind: boolean) => {
+    if (this.watermarks.fromChannel(channel, input, value, this.host.passNow(), behind))
+      this.stateful?.onWatermark(this.watermarks.watermark);
+  };
+
   /** Handles a control marker. Returns false when it cannot be consumed yet (left in the ring). */
   private onMarker(input: InputChannel, kind: number): boolean {
     const ring = input.reader.ring;
@@ -414,6 +430,24 @@ export class Task implements OperatorContext, SinkTask, SourceTask {
       return true;
     }
     if (
+      kind === FrameKind.WATERMARK &&
+      this.held.any &&
+      !this.host.microBatch &&
+      this.held.holding() &&
+      this.deferred.canDefer()
+    ) {
+      // Behind held rows: kept for when they are out, while the task reads on (DeferredWatermarks).
+      const arg = tagArg(ring.tag);
+      ring.releaseDeferred();
+      this.deferred.defer(
+        input.index,
+        arg & WATERMARK_ARG_INPUT_MASK,
+        value,
+        (arg & WATERMARK_ARG_BEHIND) !== 0,
+      );
+      return true;
+    }
+    if (
       this.held.any &&
       this.held.holdMarker(
         kind === FrameKind.BATCH || kind === FrameKind.BARRIER || kind === FrameKind.END_OF_STREAM,
@@ -421,6 +455,8 @@ export class Task implements OperatorContext, SinkTask, SourceTask {
     )
       return false;
     ring.releaseDeferred();
+    // Watermarks that arrived before this marker go first.
+    if (this.deferred.any) this.applyDeferred();
     switch (kind) {
       case FrameKind.BATCH:
       case FrameKind.BARRIER:
