@@ -132,6 +132,8 @@ export interface HostSpec {
   readonly onLateRow: LateRowPolicy;
   readonly multipleWatermarkPolicy: 'min' | 'max';
   readonly spinMicros: number;
+  /** How long the host spins for a UDF thread's answer it awaits (see answeredSpinMicros). */
+  readonly udfAnswerSpinMicros: number;
   /** The query's `arrowMaxRecordsPerBatch` (undefined: the mode's default). */
   readonly arrowMaxRecordsPerBatch: number | undefined;
   /** The query's `stateMemoryLimitBytes` (undefined: a share of the worker's heap limit). */

@@ -27,12 +27,6 @@ const YIELD_EVERY_MS = 2;
  */
 const IDLE_POLLS = 32;
 
-/**
- * While a task waits for a UDF thread's answer, the host spins at least this long before it
- * parks: an answer to a small batch takes tens of µs, and waking a parked host costs as much again.
- */
-const UDF_ANSWER_SPIN_MS = 1;
-
 const yieldToEventLoop = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
 
 /**
@@ -124,6 +118,10 @@ export class Host implements HostContext {
   async run(): Promise<boolean> {
     const { bells, bell, control, tasks } = this;
     const spinMs = this.spec.spinMicros / 1000;
+    // While a task awaits a UDF thread's answer, at least this long where the machine has a core
+    // for that thread: an answer to a small batch takes tens of µs, and waking a parked host costs
+    // as much again (see answeredSpinMicros).
+    const answerSpinMs = this.spec.udfAnswerSpinMicros / 1000;
     // Rounds are numbered from 1: one the driver asked before this loop started is answered too.
     let reportGen = 0;
     const precise = this.precise;
@@ -189,7 +187,7 @@ export class Host implements HostContext {
       if (idleSince === 0) idleSince = now;
       // Spinning never keeps the event loop from turning for long either: a task may be waiting
       // for a promise (an asynchronous sink) whose continuation only the event loop runs.
-      if (now - idleSince < spinMs || (now - idleSince < UDF_ANSWER_SPIN_MS && this.anyAwaitingUdf())) {
+      if (now - idleSince < spinMs || (now - idleSince < answerSpinMs && this.anyAwaitingUdf())) {
         this.pollInputs(IDLE_POLLS);
         if (now - lastYield > YIELD_EVERY_MS) {
           await yieldToEventLoop();
