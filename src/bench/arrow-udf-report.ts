@@ -17,7 +17,13 @@ export function renderArrowUdfReport(r: ArrowUdfResult): string {
   let out = `${renderHeader('arrow-udf', r.description, r.machine, r.settings)}\n`;
   const searched = r.settings.findMax;
   out += `at ${formatRate(r.settings.rate)} rows/s${r.settings.runs > 1 ? ' (medians of the runs)' : ''}, `;
-  out += `the Arrow UDF ${r.settings.isolate ? 'on a UDF thread (--isolate)' : "on the task's thread"}\n`;
+  out += `the Arrow UDF ${r.settings.placements
+    .map((p) =>
+      p === 'inline'
+        ? "on the task's thread (arrow-<batch size>)"
+        : 'on a UDF thread (arrow-<batch size>-isolated)',
+    )
+    .join(' and ')}\n`;
   const headers = [
     'variant',
     'batch size',

@@ -15,8 +15,8 @@ const JOB = new URL('./arrow-udf-job.js', import.meta.url);
 
 export const ARROW_UDF_DESCRIPTION =
   'generator (1 partition, id + 16 features) → withColumn(score = 16-feature dot product) → ' +
-  'blackhole foreach sink, real-time mode, 1 worker (fused task); arrow variants score on the task thread ' +
-  '(with --isolate, on 1 UDF thread)';
+  "blackhole foreach sink, real-time mode, 1 worker (fused task); arrow variants score on the task's thread, " +
+  'arrow-…-isolated ones on 1 UDF thread (isolateUdfs)';
 
 /** The defaults of the command line. */
 export const ARROW_UDF_RATE = 10_000;
@@ -28,12 +28,16 @@ export const ARROW_UDF_SEARCH_CEILING = 4_000_000;
 /** The p99 under which a probe counts as sustainable: ten times T1's, as a batch adds latency by design. */
 export const ARROW_UDF_SUSTAINABLE_P99_MS = 100;
 
-/** One variant: the score per row on the task thread, or an Arrow UDF with a batch size. */
-export type ArrowUdfVariant = { kind: 'scalar' } | { kind: 'arrow'; batchSize: number };
+/** Where an Arrow variant runs its UDF: on the task's thread (the default) or on a UDF thread. */
+export type Placement = 'inline' | 'isolated';
+export const PLACEMENTS: readonly Placement[] = ['inline', 'isolated'];
 
-/** `scalar`, `arrow-100`: the variant in progress lines, file names and JSON. */
+/** One variant: the score per row on the task thread, or an Arrow UDF with a batch size and a placement. */
+export type ArrowUdfVariant = { kind: 'scalar' } | { kind: 'arrow'; batchSize: number; placement: Placement };
+
+/** `scalar`, `arrow-100`, `arrow-100-isolated`: the variant in progress lines, file names and JSON. */
 export const variantName = (v: ArrowUdfVariant): string =>
-  v.kind === 'scalar' ? 'scalar' : `arrow-${v.batchSize}`;
+  v.kind === 'scalar' ? 'scalar' : `arrow-${v.batchSize}${v.placement === 'isolated' ? '-isolated' : ''}`;
 
 export interface ArrowUdfOptions {
   /** The constant rate of the latency runs (rows/s). */
@@ -48,8 +52,8 @@ export interface ArrowUdfOptions {
   /** Time budget of the whole search, shared equally by the variants. */
   maxTimeMs: number;
   spinMicros: number | undefined;
-  /** The Arrow variants run their UDF on the UDF pool (`isolateUdfs`) instead of the task thread. */
-  isolate: boolean;
+  /** Where the Arrow variants run their UDF: each batch size once per placement. */
+  placements: Placement[];
   outDir: string;
   json: boolean;
 }
@@ -59,12 +63,17 @@ export interface ArrowUdfVariantResult {
   kind: ArrowUdfVariant['kind'];
   /** `arrowMaxRecordsPerBatch` (null: scalar). */
   batchSize: number | null;
+  /** Where the UDF ran (null: scalar). */
+  placement: Placement | null;
   /** Medians of the runs at the constant rate. */
   latency: SystemAggregate;
   findMax: FindMaxResult | null;
   /** This variant's p99 / the scalar variant's p99 at the rate. */
   p99VsScalar: number | null;
-  /** This variant's sustainable rate / the Arrow variant's with batch size 1 (null: not searched). */
+  /**
+   * This variant's sustainable rate / that of the Arrow variant with batch size 1 in the same
+   * placement (the scalar variant: the inline one's; null: not searched).
+   */
   throughputVsBatch1: number | null;
 }
 
@@ -77,11 +86,16 @@ export interface ArrowUdfResult {
   files: string[];
 }
 
-/** The variants a run measures: scalar first, then Arrow by batch size. */
-export function variantsOf(batchSizes: readonly number[]): ArrowUdfVariant[] {
+/** The variants a run measures: scalar first, then Arrow by placement, then batch size. */
+export function variantsOf(
+  batchSizes: readonly number[],
+  placements: readonly Placement[] = ['inline'],
+): ArrowUdfVariant[] {
   return [
     { kind: 'scalar' },
-    ...batchSizes.map((batchSize): ArrowUdfVariant => ({ kind: 'arrow', batchSize })),
+    ...placements.flatMap((placement) =>
+      batchSizes.map((batchSize): ArrowUdfVariant => ({ kind: 'arrow', batchSize, placement })),
+    ),
   ];
 }
 
@@ -90,13 +104,16 @@ export function withRatios(
   variants: readonly Omit<ArrowUdfVariantResult, 'p99VsScalar' | 'throughputVsBatch1'>[],
 ): ArrowUdfVariantResult[] {
   const scalarP99 = variants.find((v) => v.kind === 'scalar')?.latency.median.p99;
-  const batch1 = variants.find((v) => v.batchSize === 1)?.findMax?.best;
-  return variants.map((v) => ({
-    ...v,
-    p99VsScalar: scalarP99 !== undefined && scalarP99 > 0 ? v.latency.median.p99 / scalarP99 : null,
-    throughputVsBatch1:
-      v.findMax !== null && batch1 !== undefined && batch1 > 0 ? v.findMax.best / batch1 : null,
-  }));
+  const batch1 = (placement: Placement) =>
+    variants.find((v) => v.batchSize === 1 && v.placement === placement)?.findMax?.best;
+  return variants.map((v) => {
+    const base = batch1(v.placement ?? 'inline');
+    return {
+      ...v,
+      p99VsScalar: scalarP99 !== undefined && scalarP99 > 0 ? v.latency.median.p99 / scalarP99 : null,
+      throughputVsBatch1: v.findMax !== null && base !== undefined && base > 0 ? v.findMax.best / base : null,
+    };
+  });
 }
 
 /**
@@ -112,7 +129,7 @@ export async function runArrowUdf(
 ): Promise<ArrowUdfResult> {
   const machine = machineInfo();
   const outDir = await prepareOut(o.outDir);
-  const variants = variantsOf(o.batchSizes);
+  const variants = variantsOf(o.batchSizes, o.placements);
   const measure = (v: ArrowUdfVariant, rate: number, warmupMs: number, durationMs: number) =>
     measureRun(io, () =>
       runMillraceJob(
@@ -122,7 +139,7 @@ export async function runArrowUdf(
             o,
             v.kind === 'scalar'
               ? { variant: 'scalar' }
-              : { variant: 'arrow', batch: v.batchSize, isolate: String(o.isolate) },
+              : { variant: 'arrow', batch: v.batchSize, isolate: String(v.placement === 'isolated') },
           ),
           // A batch adds latency by design: a batch size is judged by its backlog and a p99 ten
           // times T1's bound.
@@ -174,6 +191,7 @@ export async function runArrowUdf(
       variant: variantName(v),
       kind: v.kind,
       batchSize: v.kind === 'scalar' ? null : v.batchSize,
+      placement: v.kind === 'scalar' ? null : v.placement,
       latency: aggregate(measured.get(v)!.map((m) => m.run)),
       findMax: searched.get(v) ?? null,
     })),
@@ -209,7 +227,7 @@ export function plotInput(r: Pick<ArrowUdfResult, 'settings' | 'variants'>): Arr
     scalar: scalar === undefined ? null : figures(scalar),
     arrow: r.variants
       .filter((v) => v.batchSize !== null)
-      .map((v) => ({ batchSize: v.batchSize!, ...figures(v) }))
+      .map((v) => ({ batchSize: v.batchSize!, placement: v.placement!, ...figures(v) }))
       .sort((a, b) => a.batchSize - b.batchSize),
   };
 }

@@ -55,11 +55,19 @@ const search = (best: number, worst: number | null): FindMaxResult => ({
   durationMs: 2000,
 });
 
-function variant(batchSize: number | null, p50: number, p99: number, best: number | null) {
+function variant(
+  batchSize: number | null,
+  p50: number,
+  p99: number,
+  best: number | null,
+  placement: 'inline' | 'isolated' = 'inline',
+) {
   return {
-    variant: batchSize === null ? 'scalar' : `arrow-${batchSize}`,
+    variant:
+      batchSize === null ? 'scalar' : `arrow-${batchSize}${placement === 'isolated' ? '-isolated' : ''}`,
     kind: batchSize === null ? ('scalar' as const) : ('arrow' as const),
     batchSize,
+    placement: batchSize === null ? null : placement,
     latency: aggregate([run(p50, p99)]),
     findMax: best === null ? null : search(best, best * 2),
   };
@@ -90,13 +98,15 @@ function fakeResult(findMax: boolean): ArrowUdfResult {
       findMax,
       maxTimeMs: 360_000,
       spinMicros: undefined,
-      isolate: false,
+      placements: ['inline', 'isolated'],
     },
     variants: withRatios([
       variant(null, 0.01, 0.05, b(2_000_000)),
       variant(1, 0.05, 0.2, b(100_000)),
       variant(100, 0.1, 0.5, b(800_000)),
       variant(10_000, 0.4, 4, b(1_600_000)),
+      variant(1, 0.1, 2, b(50_000), 'isolated'),
+      variant(10_000, 0.5, 5, b(1_000_000), 'isolated'),
     ]),
     files: ['/tmp/x/arrow-udf.svg', '/tmp/x/arrow-udf.json'],
   };
@@ -113,7 +123,7 @@ describe('millrace bench arrow-udf: the command line', () => {
       findMax: true,
       maxTimeMs: 360_000,
       spinMicros: undefined,
-      isolate: false,
+      placements: ['inline', 'isolated'],
       outDir: 'bench-out',
       json: false,
     });
@@ -137,7 +147,10 @@ describe('millrace bench arrow-udf: the command line', () => {
       'x',
       '--json',
     ]);
-    assert.equal(o.isolate, true);
+    assert.deepEqual(o.placements, ['isolated'], '--isolate: the UDF thread only');
+    assert.deepEqual(parseArrowUdfArgs(['--placements', 'inline']).placements, ['inline']);
+    assert.throws(() => parseArrowUdfArgs(['--placements', 'inline,elsewhere']), /--placements/);
+    assert.throws(() => parseArrowUdfArgs(['--placements', 'inline', '--isolate']), /not both/);
     assert.equal(o.rate, 20_000);
     assert.deepEqual(o.batchSizes, [1, 100, 10_000]);
     assert.equal(o.durationMs, 2000);
@@ -192,11 +205,13 @@ describe('millrace bench arrow-udf: the job and the figures', () => {
     assert.ok(Math.min(...values) < -0.9 && Math.max(...values) > 0.9);
   });
 
-  it('runs scalar first, then Arrow by batch size, with ratios to scalar p99 and to batch size 1', () => {
-    assert.deepEqual(variantsOf([1, 10]), [
+  it('runs scalar first, then Arrow by placement and batch size, with ratios to scalar p99 and to batch size 1', () => {
+    assert.deepEqual(variantsOf([1, 10], ['inline', 'isolated']), [
       { kind: 'scalar' },
-      { kind: 'arrow', batchSize: 1 },
-      { kind: 'arrow', batchSize: 10 },
+      { kind: 'arrow', batchSize: 1, placement: 'inline' },
+      { kind: 'arrow', batchSize: 10, placement: 'inline' },
+      { kind: 'arrow', batchSize: 1, placement: 'isolated' },
+      { kind: 'arrow', batchSize: 10, placement: 'isolated' },
     ]);
     const r = fakeResult(true);
     const by = (name: string) => r.variants.find((v) => v.variant === name) as ArrowUdfVariantResult;
@@ -205,6 +220,8 @@ describe('millrace bench arrow-udf: the job and the figures', () => {
     assert.equal(by('arrow-1').throughputVsBatch1, 1);
     assert.equal(by('arrow-100').throughputVsBatch1, 8);
     assert.equal(by('scalar').throughputVsBatch1, 20);
+    assert.equal(by('arrow-10000-isolated').throughputVsBatch1, 20, 'beside batch size 1 of its placement');
+    assert.equal(by('arrow-1-isolated').p99VsScalar, 40);
     const none = fakeResult(false);
     assert.ok(none.variants.every((v) => v.throughputVsBatch1 === null));
   });
@@ -220,7 +237,8 @@ describe('millrace bench arrow-udf: the job and the figures', () => {
     assert.match(table, /^arrow-10000 +10 000 +400 µs +4\.00 ms .* 1\.6 M +80\.00 × +16\.00 ×$/m);
     assert.match(table, /^arrow-1 +100 k rows\/s +200 k rows\/s +50 k✓ 100 k✗\(2\)$/m);
     assert.match(table, /targets: A1 \(batch size 1 beside scalar\) and A2/);
-    assert.match(table, /the Arrow UDF on the task's thread$/m);
+    assert.match(table, /^arrow-10000-isolated +10 000 +500 µs +5\.00 ms .* 1 M +100\.00 × +20\.00 ×$/m);
+    assert.match(table, /the Arrow UDF on the task's thread \(arrow-<batch size>\) and on a UDF thread/);
     assert.doesNotMatch(table, /PASS|MISS/);
     const quick = renderArrowUdfReport(fakeResult(false));
     assert.match(quick, /not searched: --no-find-max/);
@@ -229,14 +247,16 @@ describe('millrace bench arrow-udf: the job and the figures', () => {
 
   it('plots p99 and p50 by batch size beside the scalar p99, and the sustainable rates', () => {
     const svg = renderArrowUdfPlot(plotInput(fakeResult(true)), 'sub & title');
-    assert.equal(svg.match(/<path /g)?.length, 3, 'p99, p50, sustainable rate');
+    assert.equal(svg.match(/<path /g)?.length, 6, 'p99, p50 and sustainable rate of each placement');
+    assert.match(svg, /Arrow UDF p99, task&#39;s thread|Arrow UDF p99, task's thread/);
+    assert.match(svg, /Arrow UDF p99, UDF thread/);
     assert.equal(svg.match(/stroke-dasharray/g)?.length, 4, 'two reference lines, their legends');
     assert.match(svg, /scalar UDF p99 \(50 µs\)/);
     assert.match(svg, /scalar UDF \(2 M rows\/s\)/);
     assert.match(svg, />10 000</, 'the batch-size axis reaches 10 000');
     assert.match(svg, /sub &#38; title/);
     const quick = renderArrowUdfPlot(plotInput(fakeResult(false)), '');
-    assert.equal(quick.match(/<path /g)?.length, 2, 'no throughput panel without the search');
+    assert.equal(quick.match(/<path /g)?.length, 4, 'no throughput panel without the search');
     assert.doesNotMatch(quick, /sustainable rate/);
   });
 
@@ -273,7 +293,7 @@ describe('millrace bench arrow-udf: the job and the figures', () => {
 });
 
 describe('millrace bench arrow-udf: a smoke run', () => {
-  it('measures the scalar and one Arrow variant briefly and writes HDR files, the plot and JSON', async () => {
+  it('measures the scalar and one Arrow variant in each placement briefly and writes HDR files, the plot and JSON', async () => {
     const out = mkdtempSync(join(tmpdir(), 'millrace-bench-'));
     try {
       const result = await runArrowUdf(
@@ -286,7 +306,7 @@ describe('millrace bench arrow-udf: a smoke run', () => {
           findMax: false,
           maxTimeMs: 0,
           spinMicros: undefined,
-          isolate: true,
+          placements: ['inline', 'isolated'],
           outDir: out,
           json: true,
         },
@@ -294,22 +314,28 @@ describe('millrace bench arrow-udf: a smoke run', () => {
         NEVER,
       );
       assert.deepEqual(
-        result.variants.map((v) => [v.variant, v.batchSize]),
+        result.variants.map((v) => [v.variant, v.batchSize, v.placement]),
         [
-          ['scalar', null],
-          ['arrow-10', 10],
+          ['scalar', null, null],
+          ['arrow-10', 10, 'inline'],
+          ['arrow-10-isolated', 10, 'isolated'],
         ],
       );
       for (const v of result.variants) {
         assertLatency(v.latency.median, v.variant);
         assert.equal(v.findMax, null);
       }
-      for (const name of ['arrow-udf-scalar-run1.hgrm', 'arrow-udf-arrow-10-run1.hgrm', 'arrow-udf.svg']) {
+      for (const name of [
+        'arrow-udf-scalar-run1.hgrm',
+        'arrow-udf-arrow-10-run1.hgrm',
+        'arrow-udf-arrow-10-isolated-run1.hgrm',
+        'arrow-udf.svg',
+      ]) {
         assert.ok(existsSync(join(out, name)), `${name} was written`);
       }
       const json = JSON.parse(readFileSync(join(out, 'arrow-udf.json'), 'utf8')) as ArrowUdfResult;
       assert.equal(json.scenario, 'arrow-udf');
-      assert.equal(json.variants.length, 2);
+      assert.equal(json.variants.length, 3);
       assert.ok(json.files.some((f) => f.endsWith('arrow-udf.json')));
     } finally {
       rmSync(out, { recursive: true, force: true });

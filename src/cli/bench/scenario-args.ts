@@ -12,6 +12,8 @@ import {
   ARROW_UDF_SEARCH_CEILING,
   ARROW_UDF_SEARCH_START,
   type ArrowUdfOptions,
+  PLACEMENTS,
+  type Placement,
 } from '../../bench/arrow-udf.js';
 import type { CheckpointOptions } from '../../bench/checkpoint.js';
 import {
@@ -422,7 +424,8 @@ export const ARROW_UDF_USAGE = `millrace bench arrow-udf [options]
 The latency and throughput of an Arrow UDF by batch size, in one run (Millrace only, real-time
 mode): ${ARROW_UDF_DESCRIPTION}.
 Variants: scalar (the dot product per row on the task thread, no Arrow), then one Arrow variant
-per --batch-sizes entry (the query's arrowMaxRecordsPerBatch). Each variant runs at the constant
+per --batch-sizes entry (the query's arrowMaxRecordsPerBatch) and placement (--placements: on the
+task's thread, arrow-<n>; on a UDF thread, arrow-<n>-isolated). Each variant runs at the constant
 rate (p50, p99), then its highest sustainable rate is searched. Latency = emit time − each row's
 scheduled time.
 
@@ -436,10 +439,29 @@ scheduled time.
                         each search doubles from ${formatRate(ARROW_UDF_SEARCH_START)} rows/s up to ${formatRate(ARROW_UDF_SEARCH_CEILING)} rows/s at most,
                         then bisects
   --spin-micros N       workers poll this long before parking (default: the engine's)
-  --isolate             the Arrow variants run their UDF on a UDF thread (isolateUdfs), not the task's
+  --placements a,b      where the Arrow variants run their UDF: inline (the task's thread), isolated
+                        (a UDF thread, isolateUdfs), or both, each batch size once per placement
+                        (default inline,isolated)
+  --isolate             the same as --placements isolated
   --out DIR             where HDR percentile files, the SVG plot and JSON go (default bench-out/)
   --json                print the result as JSON instead of tables
 `;
+
+/** `inline,isolated`: where the Arrow variants run (`--isolate`: isolated only); both by default. */
+export function parsePlacements(text: string | undefined, isolate: boolean): Placement[] {
+  if (isolate && text !== undefined) throw new UsageError('give --placements or --isolate, not both');
+  if (isolate) return ['isolated'];
+  if (text === undefined) return [...PLACEMENTS];
+  const out: Placement[] = [];
+  for (const t of text.split(',').map((p) => p.trim())) {
+    if (!PLACEMENTS.includes(t as Placement))
+      throw new UsageError(
+        `--placements: expected inline, isolated or both (inline,isolated), got '${text}'`,
+      );
+    if (!out.includes(t as Placement)) out.push(t as Placement);
+  }
+  return out;
+}
 
 /** `1,10,100`: distinct batch sizes from 1 to 1 000 000, in the order given. */
 export function parseBatchSizes(text: string): number[] {
@@ -461,7 +483,12 @@ export function parseBatchSizes(text: string): number[] {
 export function parseArrowUdfArgs(args: string[]): ArrowUdfOptions {
   const { common, values } = parseBenchArgs(
     args,
-    { 'batch-sizes': { type: 'string' }, 'no-find-max': { type: 'boolean' }, isolate: { type: 'boolean' } },
+    {
+      'batch-sizes': { type: 'string' },
+      'no-find-max': { type: 'boolean' },
+      placements: { type: 'string' },
+      isolate: { type: 'boolean' },
+    },
     { rate: ARROW_UDF_RATE, duration: ARROW_UDF_DURATION, warmup: '3s' },
   );
   const noFindMax = values['no-find-max'] === true;
@@ -480,7 +507,7 @@ export function parseArrowUdfArgs(args: string[]): ArrowUdfOptions {
     findMax: !noFindMax,
     maxTimeMs: parseDurationOption(maxTime ?? ARROW_UDF_MAX_TIME, '--max-time'),
     spinMicros: common.spinMicros,
-    isolate: values.isolate === true,
+    placements: parsePlacements(values.placements as string | undefined, values.isolate === true),
     outDir: common.outDir,
     json: common.json,
   };
