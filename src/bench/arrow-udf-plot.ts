@@ -1,7 +1,9 @@
-import type { Placement } from './arrow-udf.js';
 import { formatCount, formatRate } from './format.js';
 import { msLabel } from './latency-plot.js';
 import { renderXyPlot, type XyAxis, type XyPanel } from './xy-plot.js';
+
+/** Where an Arrow variant runs its UDF: on the task's thread (the default) or on a UDF thread. */
+export type Placement = 'inline' | 'isolated';
 
 /** The figures of one variant the plot draws (ms; rows/s, null when not searched). */
 export interface VariantFigures {

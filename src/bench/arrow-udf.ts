@@ -1,7 +1,7 @@
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { aggregate, type SystemAggregate } from './aggregate.js';
-import { type ArrowUdfPlotInput, renderArrowUdfPlot } from './arrow-udf-plot.js';
+import { type ArrowUdfPlotInput, type Placement, renderArrowUdfPlot } from './arrow-udf-plot.js';
 import { type FindMaxResult, searchMaxRate } from './find-max.js';
 import { formatRate } from './format.js';
 import { type MachineInfo, machineInfo } from './machine.js';
@@ -28,8 +28,7 @@ export const ARROW_UDF_SEARCH_CEILING = 4_000_000;
 /** The p99 under which a probe counts as sustainable: ten times T1's, as a batch adds latency by design. */
 export const ARROW_UDF_SUSTAINABLE_P99_MS = 100;
 
-/** Where an Arrow variant runs its UDF: on the task's thread (the default) or on a UDF thread. */
-export type Placement = 'inline' | 'isolated';
+export type { Placement };
 export const PLACEMENTS: readonly Placement[] = ['inline', 'isolated'];
 
 /** One variant: the score per row on the task thread, or an Arrow UDF with a batch size and a placement. */
