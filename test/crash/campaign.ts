@@ -19,6 +19,7 @@ const files = (
   describe: string,
   query: CrashTestOptions['query'],
   trigger: 'realTime' | 'processingTime',
+  isolate = false,
 ): CrashShape => ({
   name,
   describe,
@@ -27,6 +28,7 @@ const files = (
       kills: o.kills,
       trigger,
       query,
+      isolate,
       seed: o.seed,
       files: query === 'generated' ? 0 : o.kills * 2,
       rowsPerFile: 400,
@@ -65,7 +67,8 @@ const kafka = (
  */
 export const CRASH_SHAPES: readonly CrashShape[] = [
   files('rows', 'files → files, stateless (real-time)', 'rows', 'realTime'),
-  files('arrow', 'files → Arrow UDF → files (real-time)', 'arrow', 'realTime'),
+  files('arrow', "files → Arrow UDF on the task's thread → files (real-time)", 'arrow', 'realTime'),
+  files('arrow-isolated', 'files → Arrow UDF on a UDF thread → files (real-time)', 'arrow', 'realTime', true),
   files('generated', 'rate source → files (real-time)', 'generated', 'realTime'),
   files('windows', 'files → windowed count → files (real-time, shuffle)', 'windows', 'realTime'),
   files('windows-microbatch', 'files → windowed count → files (micro-batch)', 'windows', 'processingTime'),

@@ -28,6 +28,19 @@ describe('a job killed with SIGKILL at random moments and restarted each time', 
     });
   });
 
+  it('writes every row of a query with an Arrow UDF on a UDF thread exactly once (real-time mode, 3 kills)', async () => {
+    await expectExactlyOnce({
+      kills: 3,
+      trigger: 'realTime',
+      query: 'arrow',
+      isolate: true,
+      seed: CRASH_SEED + 9,
+      files: 24,
+      rowsPerFile: 120,
+      maxRunMs: 2000,
+    });
+  });
+
   // The shape that hung: a generated source into a sink whose steps wait on the file system. A
   // run that commits nothing for 30 s fails the test.
   it('writes every row of a rate source exactly once (real-time mode, 4 kills)', async () => {

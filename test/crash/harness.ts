@@ -24,9 +24,11 @@ export interface CrashTestOptions {
    * `windows`: a windowed count in append mode (stateful); `rows`: events passed through; `state`:
    * a running total per key in transformWithState; `generated`: a rate source's rows (no input
    * files: what is expected is every row up to the offsets the last run committed); `arrow`: events
-   * with a column an Arrow UDF computes on the UDF thread, in batches of up to 16 rows.
+   * with a column an Arrow UDF computes on the task's thread, in batches of up to 16 rows.
    */
   readonly query: 'windows' | 'rows' | 'state' | 'generated' | 'arrow';
+  /** `arrow` only: the UDF runs on a UDF thread (`isolateUdfs`) instead of the task's. */
+  readonly isolate?: boolean;
   /** Seeds the kill moments (the same seed, the same schedule of kills and files). */
   readonly seed: number;
   /** Input files written over the killed runs, and rows in each. */
@@ -183,6 +185,7 @@ export async function crashTest(options: CrashTestOptions): Promise<CrashTestRes
     `trigger=${trigger}`,
     '-p',
     `case=${options.query}`,
+    ...(options.isolate === true ? ['-p', 'isolate=true'] : []),
   ];
   const errors: string[] = [];
   const children = new Set<ChildProcess>();
