@@ -14,7 +14,7 @@ import type {
   RowMetaFields,
 } from '../../src/operators/contract.js';
 import type { PlannedOperator } from '../../src/plan/analyze.js';
-import { udfRunner } from '../../src/runtime/udf/udf-runner.js';
+import { inlineRunner, udfRunner } from '../../src/runtime/udf/udf-runner.js';
 import { InlineUdfChannel } from '../../src/runtime/worker/udf-channel.js';
 
 before(async () => {
@@ -167,7 +167,7 @@ describe('an Arrow operator on its UDF channel', () => {
 describe('an Arrow operator on the task thread', () => {
   function inline(batch: number, fn: (t: Table) => unknown) {
     const op = planned(batch, fn);
-    return operatorOn(op, new InlineUdfChannel(udfRunner(op as PlannedOperator)));
+    return operatorOn(op, new InlineUdfChannel(inlineRunner(op as PlannedOperator)));
   }
 
   it('answers each batch as it is sent, and lets its rows go in order when advanced', () => {

@@ -410,6 +410,11 @@ function columnsOf(
   };
 }
 
+/** A vector's values as JS values that share no buffer with it. */
+export function ownedValues(v: Vector): ArrayLike<unknown> {
+  return owned(vectorValues(v));
+}
+
 /** Values that share no buffer with a vector (a typed array view is copied). */
 function owned(values: ArrayLike<unknown>): ArrayLike<unknown> {
   return ArrayBuffer.isView(values) ? (values as Float64Array).slice() : values;

@@ -5,11 +5,13 @@ import type { RowMetaFields } from '../contract.js';
  * end-to-end latency the sink records; origin, for errors and dead letters), column-wise.
  */
 export class HeldRows {
-  rows: unknown[] = [];
-  private sourceTime: number[] = [];
-  private readTime: number[] = [];
-  private origin: number[] = [];
-  private source: number[] = [];
+  constructor(
+    public rows: unknown[] = [],
+    private sourceTime: number[] = [],
+    private readTime: number[] = [],
+    private origin: number[] = [],
+    private source: number[] = [],
+  ) {}
 
   get length(): number {
     return this.rows.length;
@@ -35,21 +37,23 @@ export class HeldRows {
 
   /** Moves the first `n` rows into a new HeldRows. */
   take(n: number): HeldRows {
-    const out = new HeldRows();
     if (n >= this.rows.length) {
-      [out.rows, this.rows] = [this.rows, []];
-      [out.sourceTime, this.sourceTime] = [this.sourceTime, []];
-      [out.readTime, this.readTime] = [this.readTime, []];
-      [out.origin, this.origin] = [this.origin, []];
-      [out.source, this.source] = [this.source, []];
+      // All of them (the usual case): the arrays move, and this one starts new ones.
+      const out = new HeldRows(this.rows, this.sourceTime, this.readTime, this.origin, this.source);
+      this.rows = [];
+      this.sourceTime = [];
+      this.readTime = [];
+      this.origin = [];
+      this.source = [];
       return out;
     }
-    out.rows = this.rows.splice(0, n);
-    out.sourceTime = this.sourceTime.splice(0, n);
-    out.readTime = this.readTime.splice(0, n);
-    out.origin = this.origin.splice(0, n);
-    out.source = this.source.splice(0, n);
-    return out;
+    return new HeldRows(
+      this.rows.splice(0, n),
+      this.sourceTime.splice(0, n),
+      this.readTime.splice(0, n),
+      this.origin.splice(0, n),
+      this.source.splice(0, n),
+    );
   }
 
   /** Puts `held` back in front (a batch that must be sent in smaller parts). */
@@ -63,13 +67,13 @@ export class HeldRows {
 
   /** Only the rows at `indices`, in order. */
   pick(indices: readonly number[]): HeldRows {
-    const out = new HeldRows();
-    out.rows = indices.map((i) => this.rows[i]);
-    out.sourceTime = indices.map((i) => this.sourceTime[i]!);
-    out.readTime = indices.map((i) => this.readTime[i]!);
-    out.origin = indices.map((i) => this.origin[i]!);
-    out.source = indices.map((i) => this.source[i]!);
-    return out;
+    return new HeldRows(
+      indices.map((i) => this.rows[i]),
+      indices.map((i) => this.sourceTime[i]!),
+      indices.map((i) => this.readTime[i]!),
+      indices.map((i) => this.origin[i]!),
+      indices.map((i) => this.source[i]!),
+    );
   }
 }
 

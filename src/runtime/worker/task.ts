@@ -30,7 +30,7 @@ import {
 import { TAG_KIND_MASK, tagArg } from '../channel/ring-layout.js';
 import { RingConsumer, RingProducer } from '../channel/spsc-ring.js';
 import type { TaskCounters, TaskSpec } from '../messages.js';
-import { udfRunner } from '../udf/udf-runner.js';
+import { inlineRunner } from '../udf/udf-runner.js';
 import { DeferredWatermarks } from './deferred-watermarks.js';
 import { HeldOperators } from './held-operators.js';
 import type { HostContext } from './host-context.js';
@@ -144,7 +144,7 @@ export class Task implements OperatorContext, SinkTask, SourceTask {
     // Arrow code not sent to the UDF threads runs here, on the task's thread.
     for (const op of stage.chain) {
       if (runsArrowCode(op.node) && !this.udfChannels.has(op.id))
-        this.udfChannels.set(op.id, new InlineUdfChannel(udfRunner(plan.operators[op.id]!)));
+        this.udfChannels.set(op.id, new InlineUdfChannel(inlineRunner(plan.operators[op.id]!)));
     }
     this.partitions = stage.partitions;
     this.inputs = new InputSet(spec.inputs.map((sab) => new RingConsumer(sab, host.bells)));

@@ -1,12 +1,15 @@
 import type { RecordBatch } from 'apache-arrow';
 import { MillraceError, serializeError } from '../../errors.js';
-import { answerColumns } from '../../operators/arrow/columns.js';
-import type { BatchChannel, BatchResponse, DirectBatchChannel } from '../../operators/contract.js';
+import type {
+  AnsweredColumns,
+  BatchChannel,
+  BatchResponse,
+  DirectBatchChannel,
+} from '../../operators/contract.js';
 import { FrameKind } from '../channel/frame-kind.js';
 import { TAG_KIND_MASK } from '../channel/ring-layout.js';
 import type { RingConsumer, RingProducer } from '../channel/spsc-ring.js';
 import { answeredError, copyFrame, readError, writeChunks } from '../udf/udf-frames.js';
-import type { UdfRunner } from '../udf/udf-runner.js';
 
 /** A task operator's end of its UDF channel: requests out on one ring, answers back on another. */
 export class UdfChannel implements BatchChannel {
@@ -48,12 +51,12 @@ export class InlineUdfChannel implements DirectBatchChannel {
   readonly direct = true as const;
   private readonly answers: BatchResponse[] = [];
 
-  constructor(private readonly run: UdfRunner) {}
+  constructor(private readonly run: (batch: RecordBatch) => AnsweredColumns[]) {}
 
   call(batch: RecordBatch): void {
     let answer: BatchResponse;
     try {
-      answer = { ok: true, answered: answerColumns(this.run(batch)) };
+      answer = { ok: true, answered: this.run(batch) };
     } catch (e) {
       // As a UDF thread answers it: user code's error keeps its name, message and stack.
       answer = {
