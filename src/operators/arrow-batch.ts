@@ -4,7 +4,7 @@ import type { PlannedOperator } from '../plan/analyze.js';
 import { type ArrowUdfCall, batchSizeOf } from '../plan/arrow-udf.js';
 import { type ColumnExpr, compileExpr, isArrowUdf } from '../plan/expressions.js';
 import { answeredRows, batchRows, RowColumns, type RowMisfit } from './arrow/columns.js';
-import { asHeldRow, HeldRows } from './arrow/held-rows.js';
+import { asHeldRow, type HeldRows, RowQueue } from './arrow/held-rows.js';
 import { ArrowEncoder, type Encoded } from './arrow/ipc.js';
 import { ArrowDecoder } from './arrow/ipc-decoder.js';
 import type {
@@ -57,7 +57,7 @@ type Answer = Extract<BatchResponse, { ok: true }>;
 abstract class ArrowBatchOperator implements HoldingOperator {
   readonly holding = true as const;
   protected readonly maxRows: number;
-  private readonly queue = new HeldRows();
+  private readonly queue = new RowQueue();
   /** Sent batches in order, the oldest first. */
   private readonly inFlight: HeldRows[] = [];
   private unsent: Unsent | null = null;

@@ -35,36 +35,6 @@ export class HeldRows {
     m.sourcePartition = s & 0xffff;
   }
 
-  /** Moves the first `n` rows into a new HeldRows. */
-  take(n: number): HeldRows {
-    if (n >= this.rows.length) {
-      // All of them (the usual case): the arrays move, and this one starts new ones.
-      const out = new HeldRows(this.rows, this.sourceTime, this.readTime, this.origin, this.source);
-      this.rows = [];
-      this.sourceTime = [];
-      this.readTime = [];
-      this.origin = [];
-      this.source = [];
-      return out;
-    }
-    return new HeldRows(
-      this.rows.splice(0, n),
-      this.sourceTime.splice(0, n),
-      this.readTime.splice(0, n),
-      this.origin.splice(0, n),
-      this.source.splice(0, n),
-    );
-  }
-
-  /** Puts `held` back in front (a batch that must be sent in smaller parts). */
-  putBack(held: HeldRows): void {
-    this.rows = held.rows.concat(this.rows);
-    this.sourceTime = held.sourceTime.concat(this.sourceTime);
-    this.readTime = held.readTime.concat(this.readTime);
-    this.origin = held.origin.concat(this.origin);
-    this.source = held.source.concat(this.source);
-  }
-
   /** Only the rows at `indices`, in order. */
   pick(indices: readonly number[]): HeldRows {
     return new HeldRows(
@@ -89,5 +59,68 @@ export function asHeldRow(held: HeldRows, i: number, m: RowMetaFields, fn: () =>
     m.origin = origin;
     m.sourceIndex = sourceIndex;
     m.sourcePartition = sourcePartition;
+  }
+}
+
+/**
+ * The rows an operator holds until they go out in a batch, with their metadata as in
+ * {@link HeldRows}. Its arrays are kept from batch to batch (a batch takes copies of its entries):
+ * made again for every batch, they were most of what an Arrow operator allocated per row.
+ */
+export class RowQueue {
+  private readonly rows: unknown[] = [];
+  private readonly sourceTime: number[] = [];
+  private readonly readTime: number[] = [];
+  private readonly origin: number[] = [];
+  private readonly source: number[] = [];
+  private n = 0;
+
+  get length(): number {
+    return this.n;
+  }
+
+  add(row: unknown, m: RowMetaFields): void {
+    const i = this.n++;
+    this.rows[i] = row;
+    this.sourceTime[i] = m.sourceTime;
+    this.readTime[i] = m.readTime;
+    this.origin[i] = m.origin;
+    this.source[i] = (m.sourceIndex << 16) | m.sourcePartition;
+  }
+
+  /** The first `n` rows, taken out. */
+  take(n: number): HeldRows {
+    const k = Math.min(n, this.n);
+    const out = new HeldRows(
+      this.rows.slice(0, k),
+      this.sourceTime.slice(0, k),
+      this.readTime.slice(0, k),
+      this.origin.slice(0, k),
+      this.source.slice(0, k),
+    );
+    const rest = this.n - k;
+    if (rest > 0) {
+      this.rows.copyWithin(0, k, this.n);
+      this.sourceTime.copyWithin(0, k, this.n);
+      this.readTime.copyWithin(0, k, this.n);
+      this.origin.copyWithin(0, k, this.n);
+      this.source.copyWithin(0, k, this.n);
+    }
+    // The rows gone hold no reference here.
+    this.rows.fill(undefined, rest, this.n);
+    this.n = rest;
+    return out;
+  }
+
+  /** Puts `held` back in front (a batch that must be sent in smaller parts). */
+  putBack(held: HeldRows): void {
+    const waiting = this.take(this.n);
+    const m: RowMetaFields = { sourceTime: 0, readTime: 0, origin: 0, sourceIndex: 0, sourcePartition: 0 };
+    for (const part of [held, waiting]) {
+      for (let i = 0; i < part.length; i++) {
+        part.restore(i, m);
+        this.add(part.rows[i], m);
+      }
+    }
   }
 }
