@@ -101,6 +101,9 @@ export class PartitionFeed {
     for (const m of part.messages) {
       const offset = Number(m.offset);
       if (offset >= limit) break;
+      // Sent already: an answer to a fetch asked for before an earlier answer was taken (the fetch
+      // loop of a partition's old leader, while leadership moved) starts before the position.
+      if (offset < from) continue;
       this.writeEndsBefore(offset);
       const raw: RawKafkaRecord = {
         key: m.key,
