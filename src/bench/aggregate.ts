@@ -32,12 +32,19 @@ function correct(r: SystemRun, k: Exclude<(typeof LATENCY_KEYS)[number], 'count'
 /** Above this, the clock skew between the engine's threads matters for µs-level targets. */
 export const SKEW_WARNING_MS = 0.005;
 
+/** Each figure of `summaries` folded by `f` (a median, a minimum…) into one summary. */
+export function foldSummaries(
+  summaries: readonly LatencySummary[],
+  f: (values: number[]) => number,
+): LatencySummary {
+  const out = {} as LatencySummary;
+  for (const k of LATENCY_KEYS) out[k] = f(summaries.map((s) => s[k]));
+  return out;
+}
+
 export function aggregate(runs: SystemRun[]): SystemAggregate {
-  const pick = (f: (values: number[]) => number) => {
-    const out = {} as LatencySummary;
-    for (const k of LATENCY_KEYS) out[k] = f(runs.map((r) => r.latency[k]));
-    return out;
-  };
+  const latencies = runs.map((r) => r.latency);
+  const pick = (f: (values: number[]) => number) => foldSummaries(latencies, f);
   const backlogs = runs.map((r) => r.backlog.final).filter((b): b is number => b !== null);
   const skews = runs.map((r) => r.clockSkewMs).filter((s): s is number => s !== null);
   let corrected: LatencySummary | null = null;

@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import * as hdr from 'hdr-histogram-js';
 import { type LatencySummary, summarize } from '../metrics/latency.js';
 import { endThreadReserves } from '../runtime/driver/long-task.js';
-import { aggregate, type SystemAggregate } from './aggregate.js';
+import { aggregate, foldSummaries, type SystemAggregate } from './aggregate.js';
 import { type FindMaxResult, searchMaxRate } from './find-max.js';
 import { formatRate, median } from './format.js';
 import { type MachineInfo, machineInfo } from './machine.js';
@@ -203,7 +203,10 @@ export async function runDemoChain(
           return {
             variant: v,
             whole: aggregate(runs.map((m) => m.run)),
-            first: medianSummary(runs.map((m) => firstSeconds(m.intervals ?? [], DEMO_CHAIN_FIRST_MS))),
+            first: foldSummaries(
+              runs.map((m) => firstSeconds(m.intervals ?? [], DEMO_CHAIN_FIRST_MS)),
+              median,
+            ),
           };
         }),
       ),
@@ -247,12 +250,4 @@ export async function runDemoChain(
     },
     io,
   );
-}
-
-/** Medians over runs of each figure of their summaries. */
-function medianSummary(runs: readonly LatencySummary[]): LatencySummary {
-  const keys = ['p50', 'p90', 'p99', 'p999', 'p9999', 'max', 'count', 'mean'] as const;
-  const out = {} as LatencySummary;
-  for (const k of keys) out[k] = median(runs.map((s) => s[k]));
-  return out;
 }
